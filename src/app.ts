@@ -1,0 +1,144 @@
+/**
+ * buildApp: the whole HTTP service as a Fastify instance, given its config and store. No I/O
+ * happens here; the store is read on ready (content version) and per request.
+ */
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import { createCursorCodec } from './guides/cursor.js';
+import type { CursorCodec } from './guides/cursor.js';
+import type { GuideStore } from './store/guide-store.js';
+import type { App, RouteContext } from './http/app-types.js';
+import { createRepresentationCache } from './http/plugins/caching.js';
+import { openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
+import { installProblemHandlers, problemBody, sendProblem } from './http/problems.js';
+import { registerGuideRoutes } from './http/routes/guides.js';
+import { registerHealthRoutes } from './http/routes/health.js';
+import { registerProductRoutes } from './http/routes/product.js';
+import { registerResourceRoutes } from './http/routes/resources.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Reads the content version now (instead of at the next poll) and drops stale cached responses. */
+    refreshContentVersion(): Promise<number>;
+  }
+}
+
+export interface BuildAppOptions {
+  config: Config;
+  store: GuideStore;
+  /** A pino logger (or false for none); default: pino at config.logLevel on stdout. */
+  logger?: FastifyBaseLogger | false;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified'];
+
+export function buildApp({ config, store, logger }: BuildAppOptions): App {
+  const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> = logger === false
+    ? { logger: false }
+    : logger
+      ? { loggerInstance: logger }
+      : { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } };
+
+  const app = Fastify({
+    ...loggerOptions,
+    // One log line per request is written by our onResponse hook instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true } },
+    frameworkErrors: (error, request, reply) => {
+      // Malformed percent-encoding in the path and similar router failures: the URL names nothing.
+      request.log.info({ err: error }, 'framework error');
+      return sendProblem(reply, problemBody(config.publicBaseUrl, 'not-found', 'There is no published guide or API resource at this URL.'));
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  let contentVersion = 0;
+  const cache = createRepresentationCache({
+    maxEntries: 10_000,
+    maxBytes: 64 * 1024 * 1024,
+    cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
+    currentVersion: () => contentVersion,
+  });
+
+  let codecPromise: Promise<CursorCodec> | undefined;
+  const cursorCodec = (): Promise<CursorCodec> => {
+    codecPromise ??= (async () => {
+      const keys = config.cursorSecrets.length > 0
+        ? config.cursorSecrets.map((secret) => Buffer.from(secret, 'utf8'))
+        : [await store.cursorKey()];
+      return createCursorCodec(keys);
+    })().catch((error: unknown) => {
+      codecPromise = undefined;
+      throw error;
+    });
+    return codecPromise;
+  };
+
+  const refreshContentVersion = async (): Promise<number> => {
+    const version = await store.contentVersion();
+    if (version !== contentVersion) {
+      contentVersion = version;
+      cache.clear();
+    }
+    return version;
+  };
+  app.decorate('refreshContentVersion', refreshContentVersion);
+  let poll: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    await refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version unavailable at start'));
+    poll = setInterval(() => {
+      refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version check failed'));
+    }, config.contentPollMs);
+    poll.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(poll));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.method === 'OPTIONS') reply.header('allow', 'GET, HEAD, OPTIONS');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      method: request.method,
+      route: request.routeOptions.url ?? '(unmatched)',
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    }, 'request');
+  });
+
+  installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
+  app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    strictPreflight: false,
+    maxAge: 86_400,
+  });
+  app.register(swagger, openApiOptions(config));
+
+  const context: RouteContext = { config, store, cache, cursorCodec };
+  // Registered after swagger so that its onRoute hook sees every route.
+  app.register(async (instance) => {
+    const routes = instance as App;
+    registerProductRoutes(routes, context);
+    registerGuideRoutes(routes, context);
+    registerResourceRoutes(routes, context);
+    registerOpenApiRoute(routes, context);
+    registerHealthRoutes(routes, context);
+  });
+  return app;
+}

@@ -1,0 +1,120 @@
+/** Configuration from the environment, validated at start; every problem is reported at once. */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  databaseUrl: string;
+  port: number;
+  host: string;
+  /** Origin (and optional path prefix) of every absolute link, without a trailing slash. */
+  publicBaseUrl: string;
+  contentDir: string;
+  /** Keys from CURSOR_SECRET: the first signs, all verify. Empty: use the key kept in the database. */
+  cursorSecrets: readonly string[];
+  redisUrl?: string;
+  rateLimitPerMinute: number;
+  /** false, or the proxy addresses/CIDRs whose X-Forwarded-For is honoured. */
+  trustProxy: false | readonly string[];
+  logLevel: LogLevel;
+  /** Cache-Control max-age and stale-while-revalidate for successful responses, in seconds. */
+  cacheMaxAgeSeconds: number;
+  cacheStaleWhileRevalidateSeconds: number;
+  /** How often a server checks the database for a new import, in milliseconds. */
+  contentPollMs: number;
+  shutdownGraceMs: number;
+  pgPoolSize: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** The sample content shipped with the package. */
+export const SAMPLE_CONTENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'content');
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(value);
+  };
+
+  const databaseUrl = read('DATABASE_URL') ?? 'sqlite:./data/guides.db';
+  if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be sqlite:<file> or postgres://user@host/database');
+  }
+  const port = integer('PORT', 3000, 0, 65535);
+  const host = read('HOST') ?? '127.0.0.1';
+
+  let publicBaseUrl = (read('PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const url = new URL(publicBaseUrl);
+    if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) throw new Error('shape');
+  } catch {
+    problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL without query, fragment or credentials, such as https://api.example.com');
+    publicBaseUrl = `http://localhost:${port}`;
+  }
+
+  const cursorSecrets = (read('CURSOR_SECRET') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (cursorSecrets.some((secret) => secret.length < 32)) {
+    problems.push('CURSOR_SECRET keys must each be at least 32 characters (comma-separated; the first signs)');
+  }
+
+  const redisUrl = read('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\/.+/.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://');
+
+  const trustProxyValue = read('TRUST_PROXY');
+  let trustProxy: Config['trustProxy'] = false;
+  if (trustProxyValue !== undefined && !['off', 'false', '0', 'no'].includes(trustProxyValue.toLowerCase())) {
+    const entries = trustProxyValue.split(',').map((s) => s.trim()).filter(Boolean);
+    const isAddress = (entry: string): boolean =>
+      ['loopback', 'linklocal', 'uniquelocal'].includes(entry) || /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(entry);
+    if (entries.length === 0 || !entries.every(isAddress)) {
+      problems.push('TRUST_PROXY must be off, or the comma-separated addresses or CIDRs of your proxies (such as 10.0.0.0/8 or loopback); "true" is refused because any client could then choose its own address');
+    } else {
+      trustProxy = entries;
+    }
+  }
+
+  const logLevel = (read('LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}`);
+
+  const config: Config = {
+    databaseUrl,
+    port,
+    host,
+    publicBaseUrl,
+    contentDir: path.resolve(read('CONTENT_DIR') ?? SAMPLE_CONTENT_DIR),
+    cursorSecrets,
+    ...(redisUrl ? { redisUrl } : {}),
+    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    trustProxy,
+    logLevel,
+    cacheMaxAgeSeconds: integer('CACHE_MAX_AGE', 60, 0, 31_536_000),
+    cacheStaleWhileRevalidateSeconds: integer('CACHE_STALE_WHILE_REVALIDATE', 300, 0, 31_536_000),
+    contentPollMs: integer('CONTENT_POLL_MS', 1000, 50, 5000),
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    pgPoolSize: integer('PG_POOL_SIZE', 10, 1, 1000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

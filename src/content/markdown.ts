@@ -1,0 +1,58 @@
+/** Fields derived from a guide's Markdown body at import, from a real Markdown parse (mdast + GFM). */
+import GithubSlugger from 'github-slugger';
+import type { Nodes, Root } from 'mdast';
+import { fromMarkdown } from 'mdast-util-from-markdown';
+import { gfmFromMarkdown } from 'mdast-util-gfm';
+import { toString } from 'mdast-util-to-string';
+import { gfm } from 'micromark-extension-gfm';
+import type { Heading } from '../guides/guide.js';
+
+export const WORDS_PER_MINUTE = 230;
+
+export interface MarkdownFacts {
+  plainText: string;
+  wordCount: number;
+  readingTimeMinutes: number;
+  headings: Heading[];
+}
+
+const BLOCKS = new Set(['paragraph', 'heading', 'listItem', 'tableCell', 'code', 'blockquote', 'html', 'thematicBreak']);
+
+/** Text of the document, one block per line; `*` removed so snippets can use `**` marks unambiguously. */
+function plainTextOf(root: Root): string {
+  const parts: string[] = [];
+  const visit = (node: Nodes): void => {
+    if (node.type === 'html') return;
+    if (BLOCKS.has(node.type) && node.type !== 'listItem' && node.type !== 'blockquote') {
+      const text = toString(node, { includeImageAlt: true }).replace(/\s+/g, ' ').trim();
+      if (text) parts.push(text);
+      return;
+    }
+    if ('children' in node) for (const child of node.children) visit(child as Nodes);
+  };
+  visit(root);
+  return parts.join('\n').replaceAll('*', '');
+}
+
+export function analyzeMarkdown(markdown: string): MarkdownFacts {
+  const root = fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  const slugger = new GithubSlugger();
+  const headings: Heading[] = [];
+  const collect = (node: Nodes): void => {
+    if (node.type === 'heading') {
+      const text = toString(node).replace(/\s+/g, ' ').trim();
+      headings.push({ depth: node.depth, text, id: slugger.slug(text) });
+      return;
+    }
+    if ('children' in node) for (const child of node.children) collect(child as Nodes);
+  };
+  collect(root);
+  const plainText = plainTextOf(root);
+  const wordCount = plainText.match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu)?.length ?? 0;
+  return {
+    plainText,
+    wordCount,
+    readingTimeMinutes: Math.max(1, Math.round(wordCount / WORDS_PER_MINUTE)),
+    headings,
+  };
+}

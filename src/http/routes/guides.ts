@@ -1,0 +1,90 @@
+import type { preValidationHookHandler } from 'fastify';
+import type { CursorPayload } from '../../guides/cursor.js';
+import type { GuideSummaryData } from '../../guides/guide.js';
+import { parseSearchQuery } from '../../guides/search-query.js';
+import { InvalidCursorError, NotFoundError } from '../problems.js';
+import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
+import type { GuideList, GuideListQuery, GuideSummary } from '../schemas/guide.js';
+import type { App, RouteContext } from '../app-types.js';
+import { DEFAULT_LIMIT } from './product.js';
+
+/**
+ * Before validation: trim `q` (its 200-character limit applies after trimming) and turn `limit`
+ * into a number only when it is plain decimal digits, so `0x10`, `1e1`, `+5` and `05` stay strings
+ * and fail the integer schema instead of being coerced.
+ */
+const normalizeListQuery: preValidationHookHandler = (request, _reply, done) => {
+  const query = request.query as Record<string, unknown>;
+  if (typeof query.q === 'string') query.q = query.q.trim();
+  if (typeof query.limit === 'string' && /^(0|[1-9][0-9]{0,5})$/.test(query.limit)) query.limit = Number(query.limit);
+  done();
+};
+
+function httpDate(timestamp: string): string {
+  return new Date(timestamp).toUTCString();
+}
+
+export function registerGuideRoutes(app: App, { config, store, cache, cursorCodec }: RouteContext): void {
+  const base = config.publicBaseUrl;
+  const withUrl = (guide: GuideSummaryData): GuideSummary => ({ ...guide, url: `${base}/api/v1/guides/${guide.slug}` });
+
+  app.get('/api/v1/guides', {
+    preValidation: normalizeListQuery,
+    schema: {
+      operationId: 'listGuides',
+      summary: 'List or search published guides',
+      description: 'Published guides, newest first (publishedAt desc, then slug), or ranked by relevance when `q` is given. '
+        + 'Cursor-paginated: follow `nextCursor` (also sent as `Link: <…>; rel="next"`) until it is absent.',
+      tags: ['guides'],
+      querystring: GuideListQuerySchema,
+      response: { 200: GuideListSchema },
+    },
+  }, async (request, reply) => {
+    const { q = '', limit = DEFAULT_LIMIT, cursor } = request.query as GuideListQuery;
+    let position: CursorPayload | undefined;
+    if (cursor !== undefined) {
+      position = (await cursorCodec()).decode(cursor);
+      if (!position) throw new InvalidCursorError();
+      const cursorQ = position.kind === 'search' ? position.q : '';
+      if (q !== '' && q !== cursorQ) throw new InvalidCursorError('This cursor continues a different search: send the same q as the first page, or none.');
+    }
+    const text = position ? (position.kind === 'search' ? position.q : '') : q;
+    const key = `guides?${JSON.stringify([text, limit, cursor ?? ''])}`;
+    return cache.serve(request, reply, key, async () => {
+      const codec = await cursorCodec();
+      let payload: GuideList;
+      if (text === '') {
+        const after = position?.kind === 'list' ? position.after : undefined;
+        const page = await store.listPublishedGuides({ limit, ...(after ? { after } : {}) });
+        const nextCursor = page.next ? codec.encode({ kind: 'list', after: page.next }) : undefined;
+        payload = { items: page.items.map(withUrl), ...(nextCursor ? { nextCursor } : {}) };
+      } else {
+        const query = parseSearchQuery(text);
+        const after = position?.kind === 'search' ? position.after : undefined;
+        const page = query.terms.length === 0
+          ? { items: [] }
+          : await store.searchPublishedGuides({ query, limit, ...(after ? { after } : {}) });
+        const nextCursor = 'next' in page && page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
+        payload = { items: page.items.map(withUrl), ...(nextCursor ? { nextCursor } : {}) };
+      }
+      const link = payload.nextCursor === undefined ? undefined
+        : `<${base}/api/v1/guides?${new URLSearchParams({ ...(limit === DEFAULT_LIMIT ? {} : { limit: String(limit) }), cursor: payload.nextCursor })}>; rel="next"`;
+      return { payload, ...(link ? { link } : {}) };
+    });
+  });
+
+  app.get('/api/v1/guides/:slug', {
+    schema: {
+      operationId: 'getGuide',
+      summary: 'One published guide',
+      description: 'The guide\'s metadata, Markdown body, word count and headings. Unpublished, unknown and malformed slugs all get the same 404.',
+      tags: ['guides'],
+      params: GuideParamsSchema,
+      response: { 200: GuideDetailSchema },
+    },
+  }, (request, reply) => cache.serve(request, reply, `guide/${request.params.slug}`, async () => {
+    const guide = await store.getPublishedGuide(request.params.slug);
+    if (!guide) throw new NotFoundError();
+    return { payload: withUrl(guide), lastModified: httpDate(guide.updatedAt) };
+  }));
+}

@@ -1,0 +1,27 @@
+import { ResourcesSchema } from '../schemas/resource.js';
+import type { Resources } from '../schemas/resource.js';
+import type { App, RouteContext } from '../app-types.js';
+
+/** The links every deployment publishes, before the operator's own from resources.yaml. */
+export function builtInLinks(base: string): Resources['links'] {
+  return [
+    { rel: 'service-desc', href: `${base}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
+    { rel: 'service-doc', href: `${base}/docs`, type: 'text/html', title: 'API reference' },
+    { rel: 'describedby', href: `${base}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
+  ];
+}
+
+export function registerResourceRoutes(app: App, { config, store, cache }: RouteContext): void {
+  app.get('/api/v1/resources', {
+    schema: {
+      operationId: 'listResources',
+      summary: 'Official links for agents',
+      description: 'Where this API describes itself (OpenAPI, docs, llms.txt), with IANA link relations, followed by the operator\'s links.',
+      tags: ['resources'],
+      response: { 200: ResourcesSchema },
+    },
+  }, (request, reply) => cache.serve(request, reply, 'resources', async () => {
+    const payload: Resources = { links: [...builtInLinks(config.publicBaseUrl), ...(await store.getResources())] };
+    return { payload };
+  }));
+}

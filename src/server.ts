@@ -1,0 +1,57 @@
+/** Process entry for serving: loadConfig → openStore → (first-run import) → buildApp → listen; graceful close. */
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { importContentFolder } from './content/import-content.js';
+import type { GuideStore } from './store/guide-store.js';
+import { openStore, sqliteFileOf } from './store/open-store.js';
+
+export interface RunningServer {
+  close(): Promise<void>;
+}
+
+/** Starts serving; resolves once listening. Installs SIGTERM/SIGINT handlers when `handleSignals`. */
+export async function startServer(config: Config, options: { handleSignals?: boolean } = {}): Promise<RunningServer> {
+  const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  const store: GuideStore = await openStore({ databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize });
+  await store.migrate();
+  if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
+    logger.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');
+    const result = await importContentFolder(store, config.contentDir);
+    if (!result.summary) {
+      for (const problem of result.problems) logger.error({ problem }, 'content problem');
+      await store.close();
+      throw new Error(`the content folder ${config.contentDir} has ${result.problems.length} problem(s); fix them or set CONTENT_DIR`);
+    }
+  }
+  const app = buildApp({ config, store, logger });
+  await app.listen({ port: config.port, host: config.host });
+  logger.info({ url: config.publicBaseUrl }, 'ready');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const timer = setTimeout(() => {
+        logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting with requests in flight');
+        process.exit(1);
+      }, config.shutdownGraceMs);
+      timer.unref();
+      await app.close();
+      await store.close();
+      clearTimeout(timer);
+    })();
+    return closing;
+  };
+  if (options.handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info({ signal }, 'shutting down: finishing in-flight requests');
+        close().then(() => process.exit(0), (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        });
+      });
+    }
+  }
+  return { close };
+}

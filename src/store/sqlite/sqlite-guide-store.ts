@@ -1,0 +1,248 @@
+/** The embedded backend: better-sqlite3, WAL mode, FTS5. Calls are synchronous; the interface is async. */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
+import type {
+  ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
+} from '../../guides/guide.js';
+import { planImport } from '../content-diff.js';
+import type { ExistingGuide } from '../content-diff.js';
+import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
+import { StoreUnavailableError } from '../guide-store.js';
+import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
+import { SQLITE_COLUMN_WEIGHTS, toFts5Expression } from './sqlite-search.js';
+
+const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
+  g.updated_at, g.reading_time_minutes`;
+
+interface SummaryRow {
+  slug: string;
+  title: string;
+  summary: string;
+  tags: string;
+  language: string;
+  published_at: string;
+  published_ms: number;
+  updated_at: string | null;
+  reading_time_minutes: number;
+}
+
+interface DetailRow extends SummaryRow {
+  markdown: string;
+  word_count: number;
+  headings: string;
+  author: string | null;
+  canonical_url: string | null;
+}
+
+function toSummary(row: SummaryRow): GuideSummaryData {
+  return {
+    slug: row.slug,
+    title: row.title,
+    summary: row.summary,
+    tags: JSON.parse(row.tags) as string[],
+    language: row.language,
+    publishedAt: row.published_at,
+    updatedAt: row.updated_at ?? row.published_at,
+    readingTimeMinutes: row.reading_time_minutes,
+  };
+}
+
+function toDetail(row: DetailRow): GuideDetailData {
+  return {
+    ...toSummary(row),
+    markdown: row.markdown,
+    wordCount: row.word_count,
+    headings: JSON.parse(row.headings) as GuideDetailData['headings'],
+    ...(row.author ? { author: JSON.parse(row.author) as GuideDetailData['author'] } : {}),
+    ...(row.canonical_url ? { canonicalUrl: row.canonical_url } : {}),
+  };
+}
+
+const [wTitle, wSummary, wTags, wBody] = SQLITE_COLUMN_WEIGHTS;
+
+export interface SqliteStoreOptions {
+  /** Refuse to create the file (serving an existing database); default false. */
+  fileMustExist?: boolean;
+}
+
+export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
+  if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new Database(file, { fileMustExist: options.fileMustExist ?? false });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+
+  function migrateNow(): void {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    db.transaction(() => {
+      const row = db.prepare('SELECT coalesce(max(version), 0) AS v FROM schema_migrations').get() as { v: number };
+      for (const migration of SQLITE_MIGRATIONS) {
+        if (migration.version <= row.v) continue;
+        db.exec(migration.sql);
+        db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
+      }
+    }).immediate();
+  }
+  migrateNow();
+
+  const statements = {
+    meta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    insertMetaIfAbsent: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING'),
+    anyGuide: db.prepare('SELECT 1 AS one FROM guides LIMIT 1'),
+    detail: db.prepare<[string], DetailRow>(`SELECT ${SUMMARY_COLUMNS}, g.markdown, g.word_count, g.headings, g.author, g.canonical_url
+      FROM guides AS g INDEXED BY guides_published_by_slug WHERE g.slug = ? AND g.status = 'published'`),
+    firstPage: db.prepare<[number], SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
+      FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published'
+      ORDER BY g.published_ms DESC, g.slug LIMIT ?`),
+    nextPage: db.prepare<{ ms: number; slug: string; limit: number }, SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
+      FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published'
+        AND (g.published_ms < :ms OR (g.published_ms = :ms AND g.slug > :slug))
+      ORDER BY g.published_ms DESC, g.slug LIMIT :limit`),
+    index: db.prepare<[], GuideIndexEntry>(`SELECT g.slug, g.title, g.summary FROM guides AS g INDEXED BY guides_published_by_date
+      WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug`),
+    search: db.prepare<{ match: string; score?: number; ms?: number; slug?: string; limit: number; hasAfter: number }, SummaryRow & { score: number; id: number }>(`
+      WITH matches AS (
+        SELECT rowid AS id, bm25(guides_fts, ${wTitle}, ${wSummary}, ${wTags}, ${wBody}) AS score
+        FROM guides_fts WHERE guides_fts MATCH :match
+      )
+      SELECT ${SUMMARY_COLUMNS}, m.score, m.id FROM matches AS m JOIN guides AS g ON g.id = m.id
+      WHERE g.status = 'published' AND (:hasAfter = 0 OR m.score > :score OR (m.score = :score
+        AND (g.published_ms < :ms OR (g.published_ms = :ms AND g.slug > :slug))))
+      ORDER BY m.score, g.published_ms DESC, g.slug LIMIT :limit`),
+    snippet: db.prepare<[string, number], { snippet: string }>(`SELECT snippet(guides_fts, -1, '**', '**', '…', 24) AS snippet
+      FROM guides_fts WHERE guides_fts MATCH ? AND rowid = CAST(? AS INTEGER)`),
+    // The CAST matters: better-sqlite3 binds JS numbers as REAL, and FTS5 then ignores the rowid constraint.
+    existing: db.prepare<[], { slug: string; status: GuideStatus; content_hash: string }>('SELECT slug, status, content_hash FROM guides'),
+    idOf: db.prepare<[string], { id: number }>('SELECT id FROM guides WHERE slug = ?'),
+    upsert: db.prepare(`INSERT INTO guides (slug, status, title, summary, tags, language, published_at, published_ms, updated_at,
+        author, canonical_url, markdown, word_count, reading_time_minutes, headings, content_hash)
+      VALUES (@slug, @status, @title, @summary, @tags, @language, @published_at, @published_ms, @updated_at,
+        @author, @canonical_url, @markdown, @word_count, @reading_time_minutes, @headings, @content_hash)
+      ON CONFLICT (slug) DO UPDATE SET status = excluded.status, title = excluded.title, summary = excluded.summary,
+        tags = excluded.tags, language = excluded.language, published_at = excluded.published_at,
+        published_ms = excluded.published_ms, updated_at = excluded.updated_at, author = excluded.author,
+        canonical_url = excluded.canonical_url, markdown = excluded.markdown, word_count = excluded.word_count,
+        reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash`),
+    archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
+    ftsDelete: db.prepare('DELETE FROM guides_fts WHERE rowid = ?'),
+    ftsInsert: db.prepare('INSERT INTO guides_fts (rowid, title, summary, tags, body) VALUES (?, ?, ?, ?, ?)'),
+  };
+
+  const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
+
+  function guard<T>(read: () => T): Promise<T> {
+    try {
+      return Promise.resolve(read());
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      if (/^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|LOCKED|READONLY|FULL)/.test(code) || !db.open) {
+        return Promise.reject(new StoreUnavailableError('the SQLite database cannot be read', { cause: error }));
+      }
+      return Promise.reject(error);
+    }
+  }
+
+  const applyImport = db.transaction((content: ContentSet): ImportSummary => {
+    const existing: ExistingGuide[] = statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }));
+    const plan = planImport(content.guides, existing);
+    for (const { guide, contentHash } of plan.upserts) {
+      statements.upsert.run(toRow(guide, contentHash));
+      const { id } = statements.idOf.get(guide.slug)!;
+      statements.ftsDelete.run(id);
+      if (guide.status === 'published') {
+        statements.ftsInsert.run(id, guide.title, guide.summary, guide.tags.join(' '), guide.plainText);
+      }
+    }
+    for (const slug of plan.archive) {
+      statements.archive.run(slug);
+      statements.ftsDelete.run(statements.idOf.get(slug)!.id);
+    }
+    const product = JSON.stringify(content.product);
+    const resources = JSON.stringify(content.resources);
+    const productChanged = readMeta('product') !== product;
+    const resourcesChanged = readMeta('resources') !== resources;
+    if (productChanged) statements.setMeta.run('product', product);
+    if (resourcesChanged) statements.setMeta.run('resources', resources);
+    let version = Number(readMeta('content_version') ?? '0');
+    if (plan.upserts.length > 0 || plan.archive.length > 0 || productChanged || resourcesChanged) {
+      version += 1;
+      statements.setMeta.run('content_version', String(version));
+    }
+    return { ...plan.summary, productChanged, resourcesChanged, contentVersion: version };
+  });
+
+  /** Rows fetched with LIMIT limit + 1: the extra row only tells that another page follows. */
+  function splitPage<R extends SummaryRow>(rows: R[], limit: number): { rows: R[]; last?: R } {
+    if (rows.length <= limit) return { rows };
+    const pageRows = rows.slice(0, limit);
+    return { rows: pageRows, last: pageRows.at(-1) };
+  }
+
+  return {
+    dialect: 'sqlite',
+    migrate: () => guard(migrateNow),
+    isEmpty: () => guard(() => statements.anyGuide.get() === undefined && readMeta('product') === undefined),
+    contentVersion: () => guard(() => Number(readMeta('content_version') ?? '0')),
+    getProduct: () => guard(() => {
+      const value = readMeta('product');
+      return value === undefined ? undefined : (JSON.parse(value) as ProductInfo);
+    }),
+    getResources: () => guard(() => JSON.parse(readMeta('resources') ?? '[]') as ResourceLink[]),
+    getPublishedGuide: (slug) => guard(() => {
+      const row = statements.detail.get(slug);
+      return row ? toDetail(row) : undefined;
+    }),
+    listPublishedGuides: ({ limit, after }) => guard((): Page<ListPosition> => {
+      const rows = after ? statements.nextPage.all({ ms: after.publishedMs, slug: after.slug, limit: limit + 1 }) : statements.firstPage.all(limit + 1);
+      const { rows: pageRows, last } = splitPage(rows, limit);
+      return { items: pageRows.map(toSummary), ...(last ? { next: { publishedMs: last.published_ms, slug: last.slug } } : {}) };
+    }),
+    searchPublishedGuides: ({ query, limit, after }) => guard((): Page<SearchPosition> => {
+      const match = toFts5Expression(query);
+      const rows = statements.search.all({
+        match, limit: limit + 1, hasAfter: after ? 1 : 0, score: after?.score ?? 0, ms: after?.publishedMs ?? 0, slug: after?.slug ?? '',
+      });
+      const { rows: pageRows, last } = splitPage(rows, limit);
+      const items = pageRows.map((row) => ({ ...toSummary(row), snippet: statements.snippet.get(match, row.id)?.snippet ?? '' }));
+      return { items, ...(last ? { next: { score: last.score, publishedMs: last.published_ms, slug: last.slug } } : {}) };
+    }),
+    listPublishedIndex: () => guard(() => statements.index.all()),
+    importContent: (content) => guard(() => applyImport.immediate(content)),
+    cursorKey: () => guard(() => {
+      statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
+      return Buffer.from(readMeta('cursor_key')!, 'base64url');
+    }),
+    ping: () => guard(() => {
+      db.prepare('SELECT 1').get();
+    }),
+    close: () => {
+      if (db.open) db.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown> {
+  return {
+    slug: guide.slug,
+    status: guide.status,
+    title: guide.title,
+    summary: guide.summary,
+    tags: JSON.stringify(guide.tags),
+    language: guide.language,
+    published_at: guide.publishedAt,
+    published_ms: guide.publishedAt === null ? null : Date.parse(guide.publishedAt),
+    updated_at: guide.updatedAt,
+    author: guide.author ? JSON.stringify(guide.author) : null,
+    canonical_url: guide.canonicalUrl ?? null,
+    markdown: guide.markdown,
+    word_count: guide.wordCount,
+    reading_time_minutes: guide.readingTimeMinutes,
+    headings: JSON.stringify(guide.headings),
+    content_hash: contentHash,
+  };
+}

@@ -1,0 +1,47 @@
+/** Versioned SQLite migrations. Applied in order inside one IMMEDIATE transaction each. */
+
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'guides, published-only access paths, full-text index, metadata',
+    sql: `
+      CREATE TABLE guides (
+        id INTEGER PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL CHECK (status IN ('published', 'retained', 'archived')),
+        title TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        language TEXT NOT NULL,
+        published_at TEXT,
+        published_ms INTEGER,
+        updated_at TEXT,
+        author TEXT,
+        canonical_url TEXT,
+        markdown TEXT NOT NULL,
+        word_count INTEGER NOT NULL,
+        reading_time_minutes INTEGER NOT NULL,
+        headings TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        CHECK (status <> 'published' OR (published_ms IS NOT NULL AND published_at IS NOT NULL))
+      );
+      -- Serving reads name these partial indexes (INDEXED BY), so they never see unpublished rows,
+      -- and an unpublished slug costs the same lookup as an unknown one.
+      CREATE UNIQUE INDEX guides_published_by_slug ON guides (slug) WHERE status = 'published';
+      CREATE INDEX guides_published_by_date ON guides (published_ms DESC, slug) WHERE status = 'published';
+      -- Holds published guides only; rowid = guides.id. Body is plain text (Markdown removed).
+      CREATE VIRTUAL TABLE guides_fts USING fts5 (
+        title, summary, tags, body,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+      );
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO meta (key, value) VALUES ('content_version', '0');
+    `,
+  },
+];
