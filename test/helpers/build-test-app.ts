@@ -1,0 +1,70 @@
+/**
+ * buildTestApp: the real app on a real, fresh SQLite file in a temporary folder, loaded with the
+ * sample content (or the content given). Call close() in afterEach/afterAll.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { Config } from '../../src/config.js';
+import type { ContentSet } from '../../src/guides/guide.js';
+import type { App } from '../../src/http/app-types.js';
+import type { GuideStore } from '../../src/store/guide-store.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { loadSampleContent } from './sample-content.js';
+
+export const TEST_BASE_URL = 'https://api.test.example';
+
+export interface TestApp {
+  app: App;
+  store: GuideStore;
+  config: Config;
+  dir: string;
+  /** Imports content and makes the app see it at once (no waiting for the poll). */
+  importContent(content: ContentSet): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  content?: ContentSet | 'none';
+  env?: Record<string, string>;
+  /** Open your own store (for instance PostgreSQL); default: a fresh SQLite file. */
+  store?: GuideStore;
+}
+
+export function makeTempDir(prefix = 'guides-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dir = makeTempDir();
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${path.join(dir, 'guides.db')}`,
+    PUBLIC_BASE_URL: TEST_BASE_URL,
+    LOG_LEVEL: 'silent',
+    CONTENT_POLL_MS: '50',
+    ...options.env,
+  });
+  const store = options.store ?? createSqliteGuideStore(path.join(dir, 'guides.db'));
+  await store.migrate();
+  const content = options.content ?? (await loadSampleContent());
+  if (content !== 'none') await store.importContent(content);
+  const app = buildApp({ config, store, logger: false });
+  await app.ready();
+  return {
+    app,
+    store,
+    config,
+    dir,
+    async importContent(next) {
+      await store.importContent(next);
+      await app.refreshContentVersion();
+    },
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
