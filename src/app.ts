@@ -15,7 +15,7 @@ import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
 import { openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
-import { installProblemHandlers, problemBody, sendProblem } from './http/problems.js';
+import { installProblemHandlers } from './http/problems.js';
 import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerProductRoutes } from './http/routes/product.js';
@@ -38,6 +38,29 @@ export interface BuildAppOptions {
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified'];
 
+/** Longest path the router is given; longer ones (and undecodable ones) name nothing. */
+const MAX_ROUTABLE_PATH = 512;
+const UNROUTABLE_PATH = '/.unroutable';
+
+/**
+ * Sends paths that the router would reject before any hook runs (bad percent-encoding, segments
+ * over maxParamLength) to a path with no route, so they get the ordinary 404 with every header.
+ */
+function rewriteUnroutable(request: { url?: string }): string {
+  const url = request.url ?? '/';
+  const queryStart = url.indexOf('?');
+  const path = queryStart === -1 ? url : url.slice(0, queryStart);
+  if (path.length > MAX_ROUTABLE_PATH) return UNROUTABLE_PATH;
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path);
+    } catch {
+      return UNROUTABLE_PATH;
+    }
+  }
+  return url;
+}
+
 export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> = logger === false
     ? { logger: false }
@@ -54,13 +77,9 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { maxParamLength: 100, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
+    routerOptions: { maxParamLength: MAX_ROUTABLE_PATH, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true } },
-    frameworkErrors: (error, request, reply) => {
-      // Malformed percent-encoding in the path and similar router failures: the URL names nothing.
-      request.log.info({ err: error }, 'framework error');
-      return sendProblem(reply, problemBody(config.publicBaseUrl, 'not-found', 'There is no published guide or API resource at this URL.'));
-    },
+    rewriteUrl: rewriteUnroutable,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   let contentVersion = 0;

@@ -13,9 +13,13 @@ import { DEFAULT_LIMIT } from './product.js';
  * into a number only when it is plain decimal digits, so `0x10`, `1e1`, `+5` and `05` stay strings
  * and fail the integer schema instead of being coerced.
  */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
+
 const normalizeListQuery: preValidationHookHandler = (request, _reply, done) => {
   const query = request.query as Record<string, unknown>;
-  if (typeof query.q === 'string') query.q = query.q.trim();
+  // Control characters are refused, not trimmed away, so `q=%0A` is a 400 like `q=a%0Ab`.
+  if (typeof query.q === 'string' && !CONTROL_CHARACTER.test(query.q)) query.q = query.q.trim();
   if (typeof query.limit === 'string' && /^(0|[1-9][0-9]{0,5})$/.test(query.limit)) query.limit = Number(query.limit);
   done();
 };
