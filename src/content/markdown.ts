@@ -3,7 +3,6 @@ import GithubSlugger from 'github-slugger';
 import type { Nodes, Root } from 'mdast';
 import { fromMarkdown } from 'mdast-util-from-markdown';
 import { gfmFromMarkdown } from 'mdast-util-gfm';
-import { toString } from 'mdast-util-to-string';
 import { gfm } from 'micromark-extension-gfm';
 import type { Heading } from '../guides/guide.js';
 
@@ -18,13 +17,29 @@ export interface MarkdownFacts {
 
 const BLOCKS = new Set(['paragraph', 'heading', 'listItem', 'tableCell', 'code', 'blockquote', 'html', 'thematicBreak']);
 
+/** The text a reader sees: raw HTML is dropped (it is not rendered text), images give their alt text. */
+function textOf(node: Nodes): string {
+  switch (node.type) {
+    case 'html':
+      return '';
+    case 'text':
+    case 'inlineCode':
+    case 'code':
+      return node.value;
+    case 'image':
+      return node.alt ?? '';
+    default:
+      return 'children' in node ? node.children.map((child) => textOf(child as Nodes)).join('') : '';
+  }
+}
+
 /** Text of the document, one block per line; `*` removed so snippets can use `**` marks unambiguously. */
 function plainTextOf(root: Root): string {
   const parts: string[] = [];
   const visit = (node: Nodes): void => {
     if (node.type === 'html') return;
     if (BLOCKS.has(node.type) && node.type !== 'listItem' && node.type !== 'blockquote') {
-      const text = toString(node, { includeImageAlt: true }).replace(/\s+/g, ' ').trim();
+      const text = textOf(node).replace(/\s+/g, ' ').trim();
       if (text) parts.push(text);
       return;
     }
@@ -40,7 +55,7 @@ export function analyzeMarkdown(markdown: string): MarkdownFacts {
   const headings: Heading[] = [];
   const collect = (node: Nodes): void => {
     if (node.type === 'heading') {
-      const text = toString(node).replace(/\s+/g, ' ').trim();
+      const text = textOf(node).replace(/\s+/g, ' ').trim();
       headings.push({ depth: node.depth, text, id: slugger.slug(text) });
       return;
     }
