@@ -1,0 +1,176 @@
+/** The `guides` command as users run it: a child process on temporary folders and databases. */
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from './helpers/build-test-app.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+interface Result { code: number; stdout: string; stderr: string }
+
+async function guides(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, cwd: ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Everything the store serves, for before/after comparisons. */
+async function snapshot(dbFile: string): Promise<string> {
+  const store = createSqliteGuideStore(dbFile);
+  try {
+    const index = await store.listPublishedIndex();
+    const details = await Promise.all(index.map((g) => store.getPublishedGuide(g.slug)));
+    return JSON.stringify([await store.contentVersion(), await store.getProduct(), await store.getResources(), details]);
+  } finally {
+    await store.close();
+  }
+}
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = makeTempDir('guides-cli-');
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('guides import', () => {
+  beforeAll(() => {
+    expect(readFileSync(CLI, 'utf8')).toContain('guides');
+  });
+
+  it('imports a folder, then finds everything unchanged on the second run', async () => {
+    const db = path.join(tempDir(), 'g.db');
+    const first = await guides(['import', path.join(FIXTURES, 'content-tiny')], { DATABASE_URL: `sqlite:${db}` });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('Imported 2 guide file(s): 2 created, 0 updated, 0 unchanged, 0 moved between states.');
+    expect(first.stdout).toContain('created: first-guide, second-guide');
+    expect(first.stdout).toContain('Content version: 1.');
+    const before = await snapshot(db);
+    const second = await guides(['import', path.join(FIXTURES, 'content-tiny')], { DATABASE_URL: `sqlite:${db}` });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('0 created, 0 updated, 2 unchanged, 0 moved between states.');
+    expect(second.stdout).toContain('Content version: 1.');
+    expect(await snapshot(db)).toBe(before);
+  });
+
+  it('refuses a folder with problems, lists each with file and field, and changes nothing', async () => {
+    const db = path.join(tempDir(), 'g.db');
+    await guides(['import', path.join(FIXTURES, 'content-tiny')], { DATABASE_URL: `sqlite:${db}` });
+    const before = await snapshot(db);
+    const result = await guides(['import', path.join(FIXTURES, 'content-broken')], { DATABASE_URL: `sqlite:${db}` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Import refused: 17 problem(s) found; nothing was changed.');
+    expect(result.stderr).toContain('guides/bad-fields.md [status]: must be one of: published, retained, archived');
+    expect(result.stderr).toContain('guides/duplicate-b.md [slug]: is already used by guides/duplicate-a.md');
+    expect(result.stderr).toContain('product.yaml [description]: is required');
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(await snapshot(db)).toBe(before);
+  });
+
+  it('archives guides that left the folder and reports moves between states', async () => {
+    const dir = tempDir();
+    const content = path.join(dir, 'content');
+    cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` };
+    await guides(['import', content], env);
+    rmSync(path.join(content, 'guides', 'first-guide.md'));
+    const second = path.join(content, 'guides', 'second-guide.md');
+    writeFileSync(second, readFileSync(second, 'utf8').replace('status: published', 'status: retained'));
+    const result = await guides(['import', content], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('moved: second-guide (published → retained)');
+    expect(result.stdout).toContain('moved: first-guide (published → archived)');
+    const store = createSqliteGuideStore(path.join(dir, 'g.db'));
+    try {
+      expect(await store.listPublishedIndex()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('shows a progress bar when importing many files on a terminal', async () => {
+    const dir = tempDir();
+    cpSync(path.join(FIXTURES, 'content-tiny'), dir, { recursive: true });
+    for (let i = 0; i < 60; i += 1) {
+      writeFileSync(path.join(dir, 'guides', `bulk-${i}.md`), `---\ntitle: Bulk ${i}\nsummary: Bulk guide.\npublishedAt: 2026-01-01\n---\nText ${i}.\n`);
+    }
+    // `script` gives the child a pseudo-terminal, as a person's shell would.
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} import ${JSON.stringify(dir)}`;
+    const result = await run('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` } });
+    expect(result.stdout).toContain('Validating');
+    expect(result.stdout).toContain('62/62 files');
+    expect(result.stdout).toContain('62 created');
+  });
+});
+
+describe('guides (other commands)', () => {
+  it('migrates a new database and says so', async () => {
+    const result = await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'new', 'g.db')}` });
+    expect(result).toMatchObject({ code: 0, stdout: 'Database schema is up to date.\n' });
+  });
+
+  it('reports every configuration problem at once, readably', async () => {
+    const result = await guides(['migrate'], { PORT: 'abc', RATE_LIMIT_PER_MINUTE: '0', TRUST_PROXY: 'true', DATABASE_URL: 'mysql://x' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration:');
+    for (const name of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'TRUST_PROXY', 'DATABASE_URL']) expect(result.stderr).toContain(`- ${name}`);
+  });
+
+  it('answers usage errors with exit 2 and the usage text', async () => {
+    for (const args of [['frobnicate'], ['import'], ['import', 'a', 'b'], ['migrate', '--workers', '2'], ['--nope']]) {
+      const result = await guides(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain('Usage: guides <command>');
+    }
+    expect((await guides(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    expect((await guides(['--help'])).code).toBe(0);
+  });
+});
+
+describe('guides serve', () => {
+  it('imports CONTENT_DIR into an empty database, serves it, picks up an import by another process, and stops on SIGTERM', async () => {
+    const dir = tempDir();
+    const content = path.join(dir, 'content');
+    cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'warn' };
+    const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      let list: { items: { slug: string }[] } | undefined;
+      for (let i = 0; i < 100 && !list; i += 1) {
+        list = await fetch(`${base}/api/v1/guides`).then((r) => r.json() as Promise<{ items: { slug: string }[] }>, () => undefined);
+        if (!list) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(list!.items.map((g) => g.slug)).toEqual(['second-guide', 'first-guide']);
+
+      writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added later.\npublishedAt: 2026-03-01\n---\nNew text.\n');
+      const imported = await guides(['import', content], { DATABASE_URL: env.DATABASE_URL });
+      expect(imported.code).toBe(0);
+      const importedAt = Date.now();
+      let status = 0;
+      while (status !== 200 && Date.now() - importedAt < 5000) {
+        status = (await fetch(`${base}/api/v1/guides/third-guide`)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(200);
+    } finally {
+      server.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});
