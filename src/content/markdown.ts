@@ -67,7 +67,7 @@ export function analyzeMarkdown(markdown: string): MarkdownFacts {
   return {
     plainText,
     wordCount,
-    readingTimeMinutes: Math.max(1, Math.round(wordCount / WORDS_PER_MINUTE)),
+    readingTimeMinutes: Math.max(1, Math.ceil(wordCount / WORDS_PER_MINUTE)),
     headings,
   };
 }
