@@ -16,7 +16,9 @@ export async function openStore(options: OpenStoreOptions): Promise<GuideStore> 
   const file = sqliteFileOf(options.databaseUrl);
   if (file !== undefined) return createSqliteGuideStore(file);
   if (/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
-    throw new Error('the PostgreSQL backend is not built yet');
+    // Loaded only when used, so SQLite deployments never load pg.
+    const { createPostgresGuideStore } = await import('./postgres/postgres-guide-store.js');
+    return createPostgresGuideStore({ connectionString: options.databaseUrl, poolSize: options.poolSize ?? 10 });
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
 }
