@@ -115,7 +115,7 @@ const SQL = {
         END, s.query, '${HEADLINE_OPTIONS}') AS snippet
     FROM page AS p JOIN guides AS g ON g.id = p.id CROSS JOIN search AS s
     ORDER BY p.score, g.published_ms DESC, g.slug`,
-  existing: 'SELECT slug, status, content_hash FROM guides',
+  existing: 'SELECT slug, status, content_hash FROM guides ORDER BY id',
   upsert: `INSERT INTO guides (slug, status, title, summary, tags, language, published_at, published_ms, updated_at,
       author, canonical_url, markdown, plain_text, word_count, reading_time_minutes, headings, content_hash)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::bigint[],
@@ -257,7 +257,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     });
   }
 
-  function importContent(content: ContentSet): Promise<ImportSummary> {
+  async function importContent(content: ContentSet): Promise<ImportSummary> {
     assertNoNul(content);
     return transaction(async (client) => {
       // One import at a time: each plans against the state the previous one left.
