@@ -41,7 +41,7 @@ export async function requirePostgres(what: string): Promise<boolean> {
     return true;
   } catch (error) {
     const message = `PostgreSQL at ${POSTGRES_ADMIN_URL} is unreachable (${(error as Error).message}): ${what}`;
-    if (process.env.CI === 'true') throw new Error(`${message} cannot run, and CI requires it.`);
+    if (process.env.CI === 'true') throw new Error(`${message} cannot run, and CI requires it.`, { cause: error });
     console.warn(`\n${'!'.repeat(78)}\n!! SKIPPED: ${message}.\n!! Start PostgreSQL or set TEST_POSTGRES_URL to run them.\n${'!'.repeat(78)}\n`);
     return false;
   }
