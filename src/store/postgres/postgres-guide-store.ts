@@ -79,13 +79,16 @@ const SQL = {
     FROM guides AS g WHERE g.status = 'published' AND g.slug = $1`,
   firstPage: `SELECT ${SUMMARY_COLUMNS} FROM guides AS g WHERE g.status = 'published'
     ORDER BY g.published_ms DESC, g.slug LIMIT $1`,
+  // `published_ms <= $1` is the index condition that starts the scan at the position, so page 1,000
+  // costs what page 1 costs; the OR alone would be a filter over every earlier index entry.
   nextPage: `SELECT ${SUMMARY_COLUMNS} FROM guides AS g WHERE g.status = 'published'
-    AND (g.published_ms < $1 OR (g.published_ms = $1 AND g.slug > $2))
+    AND g.published_ms <= $1 AND (g.published_ms < $1 OR g.slug > $2)
     ORDER BY g.published_ms DESC, g.slug LIMIT $3`,
   index: `SELECT g.slug, g.title, g.summary FROM guides AS g WHERE g.status = 'published'
     ORDER BY g.published_ms DESC, g.slug`,
   /**
    * $1 phrases, $2 prefix word, $3 limit, $4 has-after, $5 score, $6 published ms, $7 slug.
+   * One row more than the limit tells whether another page follows; it gets no snippet.
    * Score: lower is better (the SearchPosition convention). A guide whose title alone matches the
    * whole query comes first (-1), then ts_rank_cd normalized to [0, 1) (flag 32) orders within.
    * Everything is float8, so the number a cursor carries compares equal when it comes back.
@@ -94,25 +97,25 @@ const SQL = {
   search: `WITH ${SEARCH_QUERY_CTE},
     matches AS (
       SELECT g.id, g.published_ms, g.slug,
-        -((CASE WHEN ts_filter(g.search_vector, '{a}') @@ s.query THEN 1 ELSE 0 END)::float8
+        -((CASE WHEN g.title_vector @@ s.query THEN 1 ELSE 0 END)::float8
           + ts_rank_cd('${POSTGRES_RANK_WEIGHTS}', g.search_vector, s.query, 32)::float8) AS score
       FROM search AS s JOIN guides AS g ON g.status = 'published' AND g.search_vector @@ s.query
       WHERE s.ok
     ),
     page AS (
-      SELECT m.id, m.score FROM matches AS m
+      SELECT m.id, m.score, row_number() OVER (ORDER BY m.score, m.published_ms DESC, m.slug) AS n FROM matches AS m
       WHERE NOT $4::boolean OR m.score > $5::float8 OR (m.score = $5::float8
         AND (m.published_ms < $6::bigint OR (m.published_ms = $6::bigint AND m.slug > $7::text)))
-      ORDER BY m.score, m.published_ms DESC, m.slug LIMIT $3
+      ORDER BY m.score, m.published_ms DESC, m.slug LIMIT $3::integer + 1
     )
     SELECT ${SUMMARY_COLUMNS}, p.score,
-      ts_headline('${SEARCH_CONFIG}',
+      CASE WHEN p.n <= $3::integer THEN ts_headline('${SEARCH_CONFIG}',
         CASE
           WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN g.plain_text
           WHEN ts_filter(g.search_vector, '{b}') @@ s.query THEN replace(g.summary, '*', '')
-          WHEN ts_filter(g.search_vector, '{a}') @@ s.query THEN replace(g.title, '*', '')
+          WHEN g.title_vector @@ s.query THEN replace(g.title, '*', '')
           ELSE g.plain_text
-        END, s.query, '${HEADLINE_OPTIONS}') AS snippet
+        END, s.query, '${HEADLINE_OPTIONS}') END AS snippet
     FROM page AS p JOIN guides AS g ON g.id = p.id CROSS JOIN search AS s
     ORDER BY p.score, g.published_ms DESC, g.slug`,
   existing: 'SELECT slug, status, content_hash FROM guides ORDER BY id',
@@ -259,7 +262,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
 
   async function importContent(content: ContentSet): Promise<ImportSummary> {
     assertNoNul(content);
-    return transaction(async (client) => {
+    const summary = await transaction(async (client) => {
       // One import at a time: each plans against the state the previous one left.
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, IMPORT_LOCK]);
       const existing = (await client.query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).rows
@@ -282,6 +285,12 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       }
       return { ...plan.summary, productChanged, resourcesChanged, contentVersion: version };
     });
+    if (summary.created.length + summary.updated.length + summary.moved.length > 0) {
+      // Fresh statistics right away (autovacuum may take minutes): without them the planner
+      // misjudges how many guides a keyset page or a search skips after a large first import.
+      await query('ANALYZE guides').catch(() => undefined);
+    }
+    return summary;
   }
 
   return {
@@ -316,12 +325,12 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     },
     searchPublishedGuides: async ({ query: searchQuery, limit, after }): Promise<Page<SearchPosition>> => {
       const { phrases, prefix } = toSearchParameters(searchQuery);
-      const rows = await query<SummaryRow & { score: number; snippet: string }>(SQL.search, [
-        phrases, prefix, limit + 1, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
+      const rows = await query<SummaryRow & { score: number; snippet: string | null }>(SQL.search, [
+        phrases, prefix, limit, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
       ]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {
-        items: pageRows.map((row) => ({ ...toSummary(row), snippet: row.snippet })),
+        items: pageRows.map((row) => ({ ...toSummary(row), snippet: row.snippet ?? '' })),
         ...(last ? { next: { score: last.score, publishedMs: Number(last.published_ms), slug: last.slug } } : {}),
       };
     },
