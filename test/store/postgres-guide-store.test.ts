@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSearchQuery } from '../../src/guides/search-query.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -94,6 +95,22 @@ describe.runIf(hasPostgres)('PostgreSQL store', () => {
       }
       expect(version).toBe(1);
       expect((await store.listPublishedGuides({ limit: 5 })).items).toHaveLength(5);
+    });
+
+    it('serves from a read-only connection (as on a read replica) once the primary is migrated', async () => {
+      const url = new URL(database.url);
+      url.searchParams.set('options', '-c default_transaction_read_only=on');
+      const replica = createPostgresGuideStore({ connectionString: url.toString() });
+      try {
+        await replica.migrate();
+        expect((await replica.cursorKey()).equals(await store.cursorKey())).toBe(true);
+        expect(await replica.contentVersion()).toBe(1);
+        expect((await replica.listPublishedGuides({ limit: 3 })).items).toHaveLength(3);
+        expect((await replica.searchPublishedGuides({ query: parseSearchQuery('"word43"'), limit: 3 })).items.map((i) => i.slug)).toEqual(['guide-43']);
+        await expect(replica.importContent(makeContent([makeGuide({ slug: 'x' })]))).rejects.toThrow(/read-only/);
+      } finally {
+        await replica.close();
+      }
     });
 
     it('refuses content with a NUL character before touching the database', async () => {

@@ -245,8 +245,24 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     return rows[0]?.value;
   }
 
-  function migrate(): Promise<void> {
-    return transaction(async (client) => {
+  const LATEST_VERSION = Math.max(...POSTGRES_MIGRATIONS.map((migration) => migration.version));
+
+  /** True when the schema is current and the cursor key exists: then migrate() writes nothing. */
+  async function isUpToDate(): Promise<boolean> {
+    const [row] = await query<{ version: number | null; has_key: boolean | null }>(`SELECT
+      (SELECT max(version) FROM schema_migrations) AS version,
+      (SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'cursor_key')) AS has_key`).catch((error: unknown) => {
+      // 42P01: a table is missing, so this database was never migrated.
+      if ((error as { code?: string }).code === '42P01') return [];
+      throw error;
+    });
+    return row?.version === LATEST_VERSION && row.has_key === true;
+  }
+
+  async function migrate(): Promise<void> {
+    // Read-only when nothing is to do, so serving instances may point at a read replica.
+    if (await isUpToDate()) return;
+    await transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -257,6 +273,8 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
         await client.query(migration.sql);
         await client.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [migration.version, migration.description]);
       }
+      // The cursor key is made here, on the primary, so that instances reading from a replica find it.
+      await client.query(SQL.insertMetaIfAbsent, ['cursor_key', randomBytes(32).toString('base64url')]);
     });
   }
 
@@ -337,9 +355,14 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     listPublishedIndex: () => query<GuideIndexEntry>(SQL.index),
     importContent,
     cursorKey: async () => {
-      // Two instances may race here: ON CONFLICT DO NOTHING keeps the first key, and both read it back.
-      await query(SQL.insertMetaIfAbsent, ['cursor_key', randomBytes(32).toString('base64url')]);
-      return Buffer.from((await readMeta('cursor_key'))!, 'base64url');
+      // migrate() normally made it. Otherwise two instances may race here: ON CONFLICT DO NOTHING
+      // keeps the first key, and both read that one back.
+      let key = await readMeta('cursor_key');
+      if (key === undefined) {
+        await query(SQL.insertMetaIfAbsent, ['cursor_key', randomBytes(32).toString('base64url')]);
+        key = await readMeta('cursor_key');
+      }
+      return Buffer.from(key!, 'base64url');
     },
     ping: async () => {
       await query('SELECT 1');
