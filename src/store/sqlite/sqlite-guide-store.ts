@@ -12,7 +12,8 @@ import type { ExistingGuide } from '../content-diff.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { SQLITE_COLUMN_WEIGHTS, toFts5Expression } from './sqlite-search.js';
+import { createSqliteSearch } from './sqlite-search.js';
+import { SEARCH_FORMAT_VERSION, buildSearchIndex } from './sqlite-search-index.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -61,8 +62,6 @@ function toDetail(row: DetailRow): GuideDetailData {
   };
 }
 
-const [wTitle, wSummary, wTags, wBody] = SQLITE_COLUMN_WEIGHTS;
-
 export interface SqliteStoreOptions {
   /** Refuse to create the file (serving an existing database); default false. */
   fileMustExist?: boolean;
@@ -84,6 +83,9 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
         db.exec(migration.sql);
         db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString());
       }
+      // A database from before the search index (or of an older index format) gets its index now.
+      const stats = db.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get();
+      if (!stats || (JSON.parse(stats.value.toString('utf8')) as { format?: number }).format !== SEARCH_FORMAT_VERSION) buildSearchIndex(db);
     }).immediate();
   }
   migrateNow();
@@ -104,35 +106,28 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       ORDER BY g.published_ms DESC, g.slug LIMIT :limit`),
     index: db.prepare<[], GuideIndexEntry>(`SELECT g.slug, g.title, g.summary FROM guides AS g INDEXED BY guides_published_by_date
       WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug`),
-    search: db.prepare<{ match: string; score?: number; ms?: number; slug?: string; limit: number; hasAfter: number }, SummaryRow & { score: number; id: number }>(`
-      WITH matches AS (
-        SELECT rowid AS id, bm25(guides_fts, ${wTitle}, ${wSummary}, ${wTags}, ${wBody}) AS score
-        FROM guides_fts WHERE guides_fts MATCH :match
-      )
-      SELECT ${SUMMARY_COLUMNS}, m.score, m.id FROM matches AS m JOIN guides AS g ON g.id = m.id
-      WHERE g.status = 'published' AND (:hasAfter = 0 OR m.score > :score OR (m.score = :score
-        AND (g.published_ms < :ms OR (g.published_ms = :ms AND g.slug > :slug))))
-      ORDER BY m.score, g.published_ms DESC, g.slug LIMIT :limit`),
-    snippet: db.prepare<[string, number], { snippet: string }>(`SELECT snippet(guides_fts, -1, '**', '**', '…', 24) AS snippet
-      FROM guides_fts WHERE guides_fts MATCH ? AND rowid = CAST(? AS INTEGER)`),
-    // The CAST matters: better-sqlite3 binds JS numbers as REAL, and FTS5 then ignores the rowid constraint.
+    // Search hits come from the index, which holds published guides only; the status test is a second lock.
+    searchRow: db.prepare<[number], SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
+      FROM guides AS g WHERE g.id = ? AND g.status = 'published'`),
     existing: db.prepare<[], { slug: string; status: GuideStatus; content_hash: string }>('SELECT slug, status, content_hash FROM guides'),
-    idOf: db.prepare<[string], { id: number }>('SELECT id FROM guides WHERE slug = ?'),
     upsert: db.prepare(`INSERT INTO guides (slug, status, title, summary, tags, language, published_at, published_ms, updated_at,
-        author, canonical_url, markdown, word_count, reading_time_minutes, headings, content_hash)
+        author, canonical_url, markdown, word_count, reading_time_minutes, headings, content_hash, plain_text)
       VALUES (@slug, @status, @title, @summary, @tags, @language, @published_at, @published_ms, @updated_at,
-        @author, @canonical_url, @markdown, @word_count, @reading_time_minutes, @headings, @content_hash)
+        @author, @canonical_url, @markdown, @word_count, @reading_time_minutes, @headings, @content_hash, @plain_text)
       ON CONFLICT (slug) DO UPDATE SET status = excluded.status, title = excluded.title, summary = excluded.summary,
         tags = excluded.tags, language = excluded.language, published_at = excluded.published_at,
         published_ms = excluded.published_ms, updated_at = excluded.updated_at, author = excluded.author,
         canonical_url = excluded.canonical_url, markdown = excluded.markdown, word_count = excluded.word_count,
-        reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash`),
+        reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash,
+        plain_text = excluded.plain_text`),
     archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
-    ftsDelete: db.prepare('DELETE FROM guides_fts WHERE rowid = ?'),
-    ftsInsert: db.prepare('INSERT INTO guides_fts (rowid, title, summary, tags, body) VALUES (?, ?, ?, ?, ?)'),
   };
 
   const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
+  const search = createSqliteSearch(db);
+  /** Runs reads in one transaction, so an import committed meanwhile by another process is seen whole or not at all. */
+  const inSnapshot = db.transaction((read: () => unknown) => read());
+  const readSnapshot = <T>(read: () => T): T => (db.inTransaction ? read() : (inSnapshot.deferred(read) as T));
 
   function guard<T>(read: () => T): Promise<T> {
     try {
@@ -149,18 +144,10 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   const applyImport = db.transaction((content: ContentSet): ImportSummary => {
     const existing: ExistingGuide[] = statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }));
     const plan = planImport(content.guides, existing);
-    for (const { guide, contentHash } of plan.upserts) {
-      statements.upsert.run(toRow(guide, contentHash));
-      const { id } = statements.idOf.get(guide.slug)!;
-      statements.ftsDelete.run(id);
-      if (guide.status === 'published') {
-        statements.ftsInsert.run(id, guide.title, guide.summary, guide.tags.join(' '), guide.plainText);
-      }
-    }
-    for (const slug of plan.archive) {
-      statements.archive.run(slug);
-      statements.ftsDelete.run(statements.idOf.get(slug)!.id);
-    }
+    for (const { guide, contentHash } of plan.upserts) statements.upsert.run(toRow(guide, contentHash));
+    for (const slug of plan.archive) statements.archive.run(slug);
+    // Relevance statistics are global, so any change to the guides rebuilds the whole index.
+    if (plan.upserts.length > 0 || plan.archive.length > 0) buildSearchIndex(db);
     const product = JSON.stringify(content.product);
     const resources = JSON.stringify(content.resources);
     const productChanged = readMeta('product') !== product;
@@ -201,15 +188,20 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       const { rows: pageRows, last } = splitPage(rows, limit);
       return { items: pageRows.map(toSummary), ...(last ? { next: { publishedMs: last.published_ms, slug: last.slug } } : {}) };
     }),
-    searchPublishedGuides: ({ query, limit, after }) => guard((): Page<SearchPosition> => {
-      const match = toFts5Expression(query);
-      const rows = statements.search.all({
-        match, limit: limit + 1, hasAfter: after ? 1 : 0, score: after?.score ?? 0, ms: after?.publishedMs ?? 0, slug: after?.slug ?? '',
-      });
-      const { rows: pageRows, last } = splitPage(rows, limit);
-      const items = pageRows.map((row) => ({ ...toSummary(row), snippet: statements.snippet.get(match, row.id)?.snippet ?? '' }));
-      return { items, ...(last ? { next: { score: last.score, publishedMs: last.published_ms, slug: last.slug } } : {}) };
-    }),
+    searchPublishedGuides: ({ query, limit, after }) => guard(() => readSnapshot((): Page<SearchPosition> => {
+      const result = search.search(query, limit + 1, after);
+      const items: GuideSummaryData[] = [];
+      let next: SearchPosition | undefined;
+      for (const hit of result.hits.slice(0, limit)) {
+        const row = statements.searchRow.get(hit.guideId);
+        if (!row) throw new Error('the search index names a guide that is not published');
+        const tags = (JSON.parse(row.tags) as string[]).join(' ');
+        const snippet = search.snippet(result, hit, { title: row.title, summary: row.summary, tags });
+        items.push({ ...toSummary(row), snippet });
+        next = { score: hit.score, publishedMs: row.published_ms, slug: row.slug };
+      }
+      return { items, ...(result.hits.length > limit && next ? { next } : {}) };
+    })),
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     cursorKey: () => guard(() => {
@@ -244,5 +236,6 @@ function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown>
     reading_time_minutes: guide.readingTimeMinutes,
     headings: JSON.stringify(guide.headings),
     content_hash: contentHash,
+    plain_text: guide.plainText,
   };
 }

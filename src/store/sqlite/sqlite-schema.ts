@@ -44,4 +44,17 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       INSERT INTO meta (key, value) VALUES ('content_version', '0');
     `,
   },
+  {
+    version: 2,
+    description: 'own search index (impact-scored posting lists built at import) instead of FTS5; plain text kept with the guide',
+    sql: `
+      ALTER TABLE guides ADD COLUMN plain_text TEXT;
+      UPDATE guides SET plain_text = (SELECT f.body FROM guides_fts AS f WHERE f.rowid = guides.id);
+      DROP TABLE guides_fts;
+      -- Rebuilt as a whole by every import that changes a guide (see docs/search.md).
+      CREATE TABLE search_postings (id INTEGER PRIMARY KEY, df INTEGER NOT NULL, data BLOB NOT NULL);
+      CREATE TABLE search_docs (docno INTEGER PRIMARY KEY, tokens BLOB NOT NULL);
+      CREATE TABLE search_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -1,12 +1,598 @@
-/** Search terms → an FTS5 MATCH expression in which every word is a quoted string, never an operator. */
+/**
+ * Search over the embedded index (sqlite-search-index.ts): terms → matching documents, BM25
+ * relevance with column weights, keyset pages, snippets. See docs/search.md for the design.
+ *
+ * Every page scores every match exactly, from compact docno-ordered posting lists decoded in a
+ * tight loop (a few nanoseconds per posting), so pages are consistent by construction: the order
+ * is a pure function of the query and the content version, and a cursor is a position in it.
+ */
+import type { Database } from 'better-sqlite3';
+import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
+import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION } from './sqlite-search-index.js';
+import type { SearchStats } from './sqlite-search-index.js';
+import { forEachToken, tokensOfWord } from './sqlite-text.js';
 
-/** Column weights for bm25(): title, summary, tags, body. */
-export const SQLITE_COLUMN_WEIGHTS = [10, 4, 3, 1] as const;
+export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
 
-export function toFts5Expression(query: SearchQuery): string {
-  // Words hold only letters, digits and marks (see parseSearchQuery), so quoting cannot be escaped.
-  return query.terms
-    .map((term) => `"${term.words.join(' ').replaceAll('"', '""')}"${term.isPrefix ? ' *' : ''}`)
-    .join(' AND ');
+/** Tokens around the best passage in a snippet (as FTS5's snippet() with 24 tokens). */
+const SNIPPET_TOKENS = 24;
+/** Posting lists kept decoded-ready in memory, by total bytes (the common terms' lists). */
+const POSTINGS_CACHE_BYTES = 32 * 1024 * 1024;
+const BODY = 3;
+/** Characters of body text read for a snippet; enough for the window from its checkpoint in most text. */
+const BODY_SLICE_CHARS = 1600;
+
+/** One document's token ids: short columns decoded at once, the body only as far as it is read. */
+class DocTokens {
+  readonly columns: Int32Array[];
+  readonly checkpoints: number[];
+  readonly bodyLength: number;
+  private readonly data: Uint8Array;
+  private pos = 0;
+  private readonly body: Int32Array;
+  private decoded = 0;
+
+  constructor(data: Uint8Array) {
+    this.data = data;
+    const lengths = [this.next(), this.next(), this.next(), this.next()];
+    const checkpointCount = this.next();
+    this.checkpoints = [];
+    for (let i = 0; i < checkpointCount * 2; i += 1) this.checkpoints.push(this.next());
+    this.columns = lengths.slice(0, BODY).map((length) => {
+      const ids = new Int32Array(length);
+      for (let i = 0; i < length; i += 1) ids[i] = this.next();
+      return ids;
+    });
+    this.bodyLength = lengths[BODY] as number;
+    this.body = new Int32Array(this.bodyLength);
+  }
+
+  bodyAt(index: number): number {
+    while (this.decoded <= index) this.body[this.decoded++] = this.next();
+    return this.body[index] as number;
+  }
+
+  private next(): number {
+    const data = this.data;
+    let byte = data[this.pos++] as number;
+    let value = byte & 0x7f;
+    for (let shift = 7; byte >= 0x80; shift += 7) {
+      byte = data[this.pos++] as number;
+      value += (byte & 0x7f) * 2 ** shift;
+    }
+    return value;
+  }
+}
+
+interface IndexState {
+  contentVersion: string;
+  docCount: number;
+  terms: string[];
+  /** Term ids sorted by term text, for prefix ranges. */
+  sortedTermIds: Int32Array;
+  termDf: Int32Array;
+  prefixes: Map<string, { id: number; df: number }>;
+  guideIds: Int32Array;
+  publishedMs: Float64Array;
+  /** k1 · (1 − b + b · length / avgdl) per docno: the length part of BM25, computed once. */
+  lengthNorm: Float64Array;
+  // Scratch arrays sized to the document count, reused by every search (searches are synchronous).
+  candidates: Int32Array;
+  scores: Float64Array;
+  heap: Int32Array;
+  unionSums: Int32Array;
+  unionDocs: Int32Array;
+}
+
+/** A query term resolved against the vocabulary, with the documents it matches. */
+type Source =
+  | { kind: 'list'; df: number; data: Uint8Array }
+  | { kind: 'arrays'; df: number; docs: Int32Array; freqs: Int32Array; length: number };
+
+interface ResolvedTerm {
+  /** Tokens whose ids count as hits of this term in snippets. */
+  tokenIds: Set<number>;
+  prefix?: string;
+  /** For phrases: the token ids that must follow each other in one column. */
+  phrase?: number[];
+  sources: Source[];
+}
+
+export interface SearchHit {
+  docno: number;
+  guideId: number;
+  /** Lower is better (a negated BM25 sum), as the store contract orders searches. */
+  score: number;
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  terms: ResolvedTerm[];
+  /** Token id → index of the query term it matches (or −1), filled as snippets need it. */
+  termOfToken: Map<number, number>;
+}
+
+/** The short columns of a hit, as the caller already has them; the body is read here, a slice at a time. */
+export interface SnippetSource {
+  title: string;
+  summary: string;
+  tags: string;
+}
+
+export interface SqliteSearch {
+  /** Up to `count` hits strictly after `after`, best first. */
+  search(query: SearchQuery, count: number, after: SearchPosition | undefined): SearchResult;
+  /** The best passage of a hit with its matched words wrapped in `**`. */
+  snippet(result: SearchResult, hit: SearchHit, source: SnippetSource): string;
+}
+
+function readInt32Array(buffer: Buffer): Int32Array {
+  const array = new Int32Array(buffer.length / 4);
+  for (let i = 0; i < array.length; i += 1) array[i] = buffer.readInt32LE(i * 4);
+  return array;
+}
+
+export function createSqliteSearch(db: Database): SqliteSearch {
+  const statements = {
+    version: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'content_version'").pluck(),
+    meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
+    postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
+    docTokens: db.prepare<[number], Buffer>('SELECT tokens FROM search_docs WHERE docno = ?').pluck(),
+    bodySlice: db.prepare<[number, number, number], string>('SELECT substr(plain_text, ?, ?) FROM guides WHERE id = ?').pluck(),
+    bodyRest: db.prepare<[number, number], string>('SELECT substr(plain_text, ?) FROM guides WHERE id = ?').pluck(),
+    slugOf: db.prepare<[number], string>('SELECT slug FROM guides WHERE id = ?').pluck(),
+  };
+
+  let state: IndexState | undefined;
+  const postingsCache = new Map<number, Buffer>();
+  let cachedBytes = 0;
+
+  function load(contentVersion: string): IndexState {
+    const statsBlob = statements.meta.get('stats');
+    const stats = statsBlob ? (JSON.parse(statsBlob.toString('utf8')) as SearchStats) : undefined;
+    const docCount = stats && stats.format === SEARCH_FORMAT_VERSION ? stats.docCount : 0;
+    const terms = docCount > 0 ? statements.meta.get('vocabulary')!.toString('utf8').split('\n') : [];
+    const termDf = docCount > 0 ? readInt32Array(statements.meta.get('term_df')!) : new Int32Array(0);
+    const sortedTermIds = Int32Array.from(terms.keys()).sort((a, b) => {
+      const x = terms[a] as string;
+      const y = terms[b] as string;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    const prefixes = new Map<string, { id: number; df: number }>();
+    if (docCount > 0) {
+      const prefixBlob = statements.meta.get('prefixes')!.toString('utf8');
+      const prefixDf = readInt32Array(statements.meta.get('prefix_df')!);
+      if (prefixBlob !== '') prefixBlob.split('\n').forEach((prefix, i) => prefixes.set(prefix, { id: terms.length + i, df: prefixDf[i] as number }));
+    }
+    const documents = docCount > 0 ? statements.meta.get('documents')! : Buffer.alloc(0);
+    const guideIds = new Int32Array(docCount);
+    const publishedMs = new Float64Array(docCount);
+    const lengthNorm = new Float64Array(docCount);
+    const avgdl = docCount > 0 ? stats!.totalTokens / docCount : 1;
+    for (let docno = 0; docno < docCount; docno += 1) {
+      guideIds[docno] = documents.readInt32LE(docno * 16);
+      lengthNorm[docno] = BM25_K1 * (1 - BM25_B + BM25_B * documents.readInt32LE(docno * 16 + 4) / avgdl);
+      publishedMs[docno] = documents.readDoubleLE(docno * 16 + 8);
+    }
+    postingsCache.clear();
+    cachedBytes = 0;
+    return {
+      contentVersion, docCount, terms, sortedTermIds, termDf, prefixes, guideIds, publishedMs, lengthNorm,
+      candidates: new Int32Array(docCount),
+      scores: new Float64Array(docCount),
+      heap: new Int32Array(docCount),
+      unionSums: new Int32Array(docCount),
+      unionDocs: new Int32Array(docCount),
+    };
+  }
+
+  function current(): IndexState {
+    const version = statements.version.get() ?? '0';
+    if (!state || state.contentVersion !== version) state = load(version);
+    return state;
+  }
+
+  function postingsOf(id: number): Buffer {
+    const cached = postingsCache.get(id);
+    if (cached) {
+      postingsCache.delete(id);
+      postingsCache.set(id, cached);
+      return cached;
+    }
+    const data = statements.postings.get(id) ?? Buffer.alloc(0);
+    postingsCache.set(id, data);
+    cachedBytes += data.length;
+    for (const [oldId, old] of postingsCache) {
+      if (cachedBytes <= POSTINGS_CACHE_BYTES) break;
+      postingsCache.delete(oldId);
+      cachedBytes -= old.length;
+    }
+    return data;
+  }
+
+  /** Term ids whose text starts with `prefix`, from the sorted vocabulary. */
+  function expansionsOf(s: IndexState, prefix: string): number[] {
+    const { terms, sortedTermIds } = s;
+    let lo = 0;
+    let hi = sortedTermIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((terms[sortedTermIds[mid] as number] as string) < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const ids: number[] = [];
+    for (let i = lo; i < sortedTermIds.length; i += 1) {
+      const id = sortedTermIds[i] as number;
+      if (!(terms[id] as string).startsWith(prefix)) break;
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  function termIdOf(s: IndexState, token: string): number | undefined {
+    const [id] = expansionsOf(s, token);
+    return id !== undefined && s.terms[id] === token ? id : undefined;
+  }
+
+  /** Merges several posting lists into one (a prefix without a stored list), summing frequencies. */
+  function union(s: IndexState, ids: readonly number[]): Source {
+    const { unionSums: sums, unionDocs: docs } = s;
+    let count = 0;
+    for (const id of ids) {
+      const data = postingsOf(id);
+      let pos = 0;
+      let doc = -1;
+      while (pos < data.length) {
+        let byte = data[pos++] as number;
+        let delta = byte & 0x7f;
+        for (let shift = 7; byte >= 0x80; shift += 7) {
+          byte = data[pos++] as number;
+          delta += (byte & 0x7f) * 2 ** shift;
+        }
+        byte = data[pos++] as number;
+        let freq = byte & 0x7f;
+        for (let shift = 7; byte >= 0x80; shift += 7) {
+          byte = data[pos++] as number;
+          freq += (byte & 0x7f) * 2 ** shift;
+        }
+        doc += delta + 1;
+        if (sums[doc] === 0) docs[count++] = doc;
+        sums[doc] = (sums[doc] as number) + freq;
+      }
+    }
+    const sorted = docs.subarray(0, count).sort();
+    const outDocs = new Int32Array(count);
+    const outFreqs = new Int32Array(count);
+    for (let i = 0; i < count; i += 1) {
+      const doc = sorted[i] as number;
+      outDocs[i] = doc;
+      outFreqs[i] = sums[doc] as number;
+      sums[doc] = 0;
+    }
+    return { kind: 'arrays', df: count, docs: outDocs, freqs: outFreqs, length: count };
+  }
+
+  /** Resolves query terms; undefined when some term matches nothing (so the AND matches nothing). */
+  function resolve(s: IndexState, query: SearchQuery): ResolvedTerm[] | undefined {
+    const resolved: ResolvedTerm[] = [];
+    const seen = new Set<string>();
+    for (const term of query.terms) {
+      const tokens = term.words.flatMap((word) => tokensOfWord(word));
+      if (tokens.length === 0) continue;
+      const key = `${term.isPrefix && tokens.length === 1 ? 'p' : 't'}:${tokens.join(' ')}`;
+      // A repeated term adds nothing: every term must match, and one match is as good as two.
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (term.isPrefix && tokens.length === 1) {
+        const prefix = tokens[0] as string;
+        const stored = s.prefixes.get(prefix);
+        if (stored) {
+          resolved.push({ tokenIds: new Set(), prefix, sources: [{ kind: 'list', df: stored.df, data: postingsOf(stored.id) }] });
+          continue;
+        }
+        const ids = expansionsOf(s, prefix);
+        if (ids.length === 0) return undefined;
+        const source: Source = ids.length === 1
+          ? { kind: 'list', df: s.termDf[ids[0] as number] as number, data: postingsOf(ids[0] as number) }
+          : union(s, ids);
+        resolved.push({ tokenIds: new Set(ids), prefix, sources: [source] });
+        continue;
+      }
+      const ids: number[] = [];
+      for (const token of tokens) {
+        const id = termIdOf(s, token);
+        if (id === undefined) return undefined;
+        ids.push(id);
+      }
+      resolved.push({
+        tokenIds: new Set(ids),
+        ...(ids.length > 1 ? { phrase: ids } : {}),
+        sources: ids.map((id) => ({ kind: 'list', df: s.termDf[id] as number, data: postingsOf(id) })),
+      });
+    }
+    return resolved;
+  }
+
+  /**
+   * AND of every source, adding each source's BM25 contribution. Sources run rarest first; the
+   * candidate arrays shrink in place. Returns the candidate count; scores hold the positive sums.
+   */
+  function evaluate(s: IndexState, sources: readonly Source[]): number {
+    const { candidates, scores, lengthNorm, docCount } = s;
+    const ordered = [...sources].sort((a, b) => a.df - b.df);
+    let count = 0;
+    ordered.forEach((source, index) => {
+      const df = source.df;
+      const idf = Math.max(Math.log((docCount - df + 0.5) / (df + 0.5)), 1e-6);
+      const k1plus1 = BM25_K1 + 1;
+      let kept = 0;
+      let c = 0;
+      if (source.kind === 'list') {
+        const data = source.data;
+        let pos = 0;
+        let doc = -1;
+        while (pos < data.length) {
+          let byte = data[pos++] as number;
+          let delta = byte & 0x7f;
+          for (let shift = 7; byte >= 0x80; shift += 7) {
+            byte = data[pos++] as number;
+            delta += (byte & 0x7f) * 2 ** shift;
+          }
+          byte = data[pos++] as number;
+          let freq = byte & 0x7f;
+          for (let shift = 7; byte >= 0x80; shift += 7) {
+            byte = data[pos++] as number;
+            freq += (byte & 0x7f) * 2 ** shift;
+          }
+          doc += delta + 1;
+          const contribution = idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
+          if (index === 0) {
+            candidates[kept] = doc;
+            scores[kept++] = contribution;
+            continue;
+          }
+          while (c < count && (candidates[c] as number) < doc) c += 1;
+          if (c >= count) break;
+          if (candidates[c] === doc) {
+            candidates[kept] = doc;
+            scores[kept++] = (scores[c] as number) + contribution;
+            c += 1;
+          }
+        }
+      } else {
+        const { docs, freqs, length } = source;
+        for (let i = 0; i < length; i += 1) {
+          const doc = docs[i] as number;
+          const freq = freqs[i] as number;
+          const contribution = idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
+          if (index === 0) {
+            candidates[kept] = doc;
+            scores[kept++] = contribution;
+            continue;
+          }
+          while (c < count && (candidates[c] as number) < doc) c += 1;
+          if (c >= count) break;
+          if (candidates[c] === doc) {
+            candidates[kept] = doc;
+            scores[kept++] = (scores[c] as number) + contribution;
+            c += 1;
+          }
+        }
+      }
+      count = kept;
+    });
+    return count;
+  }
+
+  /** The first docno that comes after (publishedMs, slug) in list order. */
+  function boundaryAfter(s: IndexState, publishedMs: number, slug: string): number {
+    const { publishedMs: ms, guideIds } = s;
+    let lo = 0;
+    let hi = s.docCount;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ms[mid] as number) > publishedMs) lo = mid + 1;
+      else hi = mid;
+    }
+    let docno = lo;
+    while (docno < s.docCount && ms[docno] === publishedMs && (statements.slugOf.get(guideIds[docno] as number) ?? '') <= slug) docno += 1;
+    return docno;
+  }
+
+  function docTokens(docno: number): DocTokens {
+    return new DocTokens(statements.docTokens.get(docno) ?? Buffer.alloc(0));
+  }
+
+  function hasPhrase(doc: DocTokens, phrase: readonly number[]): boolean {
+    for (let column = 0; column < BODY; column += 1) {
+      const ids = doc.columns[column] as Int32Array;
+      for (let i = 0; i + phrase.length <= ids.length; i += 1) {
+        let j = 0;
+        while (j < phrase.length && ids[i + j] === phrase[j]) j += 1;
+        if (j === phrase.length) return true;
+      }
+    }
+    for (let i = 0; i + phrase.length <= doc.bodyLength; i += 1) {
+      let j = 0;
+      while (j < phrase.length && doc.bodyAt(i + j) === phrase[j]) j += 1;
+      if (j === phrase.length) return true;
+    }
+    return false;
+  }
+
+  return {
+    search(query, count, after) {
+      const s = current();
+      const empty: SearchResult = { hits: [], terms: [], termOfToken: new Map() };
+      if (s.docCount === 0) return empty;
+      const terms = resolve(s, query);
+      if (!terms || terms.length === 0) return empty;
+      let matched = evaluate(s, terms.flatMap((term) => term.sources));
+      const { candidates, scores, heap } = s;
+      for (let i = 0; i < matched; i += 1) scores[i] = -(scores[i] as number);
+
+      // Keep only candidates strictly after the cursor: a worse score, or the same score later in list order.
+      if (after) {
+        const boundary = boundaryAfter(s, after.publishedMs, after.slug);
+        let kept = 0;
+        for (let i = 0; i < matched; i += 1) {
+          const score = scores[i] as number;
+          if (score > after.score || (score === after.score && (candidates[i] as number) >= boundary)) {
+            candidates[kept] = candidates[i] as number;
+            scores[kept++] = score;
+          }
+        }
+        matched = kept;
+      }
+
+      // A binary heap of candidate indexes, best (lowest score, then lowest docno) on top.
+      const better = (a: number, b: number): boolean => {
+        const x = scores[a] as number;
+        const y = scores[b] as number;
+        return x < y || (x === y && (candidates[a] as number) < (candidates[b] as number));
+      };
+      let size = matched;
+      for (let i = 0; i < size; i += 1) heap[i] = i;
+      const siftDown = (start: number): void => {
+        let i = start;
+        for (;;) {
+          const left = 2 * i + 1;
+          if (left >= size) return;
+          const right = left + 1;
+          const child = right < size && better(heap[right] as number, heap[left] as number) ? right : left;
+          if (!better(heap[child] as number, heap[i] as number)) return;
+          const swap = heap[i] as number;
+          heap[i] = heap[child] as number;
+          heap[child] = swap;
+          i = child;
+        }
+      };
+      for (let i = (size >>> 1) - 1; i >= 0; i -= 1) siftDown(i);
+
+      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => term.phrase as number[]);
+      const hits: SearchHit[] = [];
+      while (hits.length < count && size > 0) {
+        const top = heap[0] as number;
+        size -= 1;
+        heap[0] = heap[size] as number;
+        siftDown(0);
+        const docno = candidates[top] as number;
+        // Phrases are checked in rank order, only as far as the page needs.
+        if (phrases.length > 0) {
+          const doc = docTokens(docno);
+          if (!phrases.every((phrase) => hasPhrase(doc, phrase))) continue;
+        }
+        hits.push({ docno, guideId: s.guideIds[docno] as number, score: scores[top] as number });
+      }
+      return { hits, terms, termOfToken: new Map() };
+    },
+
+    snippet(result, hit, source) {
+      const s = current();
+      const doc = docTokens(hit.docno);
+      const termOf = result.termOfToken;
+      const termIndexOf = (id: number): number => {
+        let index = termOf.get(id);
+        if (index === undefined) {
+          const text = s.terms[id] ?? '';
+          index = result.terms.findIndex((term) => term.tokenIds.has(id) || (term.prefix !== undefined && text.startsWith(term.prefix)));
+          termOf.set(id, index);
+        }
+        return index;
+      };
+      // The body when it has a hit, else the first column that has one (summary, title, tags).
+      let column = BODY;
+      let hasBodyHit = false;
+      for (let i = 0; i < doc.bodyLength && !hasBodyHit; i += 1) hasBodyHit = termIndexOf(doc.bodyAt(i)) >= 0;
+      if (!hasBodyHit) column = [1, 0, 2].find((c) => (doc.columns[c] as Int32Array).some((id) => termIndexOf(id) >= 0)) ?? BODY;
+      const length = column === BODY ? doc.bodyLength : (doc.columns[column] as Int32Array).length;
+      const idAt = column === BODY ? (i: number) => doc.bodyAt(i) : (i: number) => (doc.columns[column] as Int32Array)[i] as number;
+
+      // The first SNIPPET_TOKENS window with the most distinct terms; scanning stops once a window has them all.
+      const wanted = result.terms.length;
+      const counts = new Int32Array(wanted);
+      const termAt = new Int32Array(length).fill(-2);
+      const termAtIndex = (i: number): number => {
+        let index = termAt[i] as number;
+        if (index === -2) index = termAt[i] = termIndexOf(idAt(i));
+        return index;
+      };
+      const width = Math.min(SNIPPET_TOKENS, length);
+      let distinct = 0;
+      let bestStart = 0;
+      let bestDistinct = -1;
+      for (let last = 0; last < length; last += 1) {
+        const entering = termAtIndex(last);
+        if (entering >= 0 && (counts[entering] = (counts[entering] as number) + 1) === 1) distinct += 1;
+        const first = last - width + 1;
+        if (first > 0) {
+          const leaving = termAt[first - 1] as number;
+          if (leaving >= 0 && (counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
+        }
+        if (first >= 0 && distinct > bestDistinct) {
+          bestStart = first;
+          bestDistinct = distinct;
+          if (distinct === wanted) break;
+        }
+      }
+      // Start a little before the window's first hit rather than on unrelated words.
+      let firstHit = bestStart;
+      while (firstHit < bestStart + width - 1 && termAtIndex(firstHit) < 0) firstHit += 1;
+      bestStart = Math.max(0, Math.min(firstHit - 2, length - width));
+      const end = Math.min(length, bestStart + SNIPPET_TOKENS);
+
+      // The window's words: from the column text (short columns) or from a slice of the body read
+      // from the nearest checkpoint before the window.
+      let text: string;
+      let tokenIndex = 0;
+      let isTruncated = false;
+      let fromCodePoint = 0;
+      if (column === BODY) {
+        const { checkpoints } = doc;
+        for (let i = 0; i + 1 < checkpoints.length; i += 2) {
+          if ((checkpoints[i] as number) > bestStart) break;
+          tokenIndex = checkpoints[i] as number;
+          fromCodePoint = checkpoints[i + 1] as number;
+        }
+        text = statements.bodySlice.get(fromCodePoint + 1, BODY_SLICE_CHARS, hit.guideId) ?? '';
+        isTruncated = text.length >= BODY_SLICE_CHARS;
+      } else {
+        text = [source.title, source.summary, source.tags][column] as string;
+      }
+      const render = (): string | undefined => {
+        let out = '';
+        let cursor = -1;
+        let lastWordStart = -1;
+        let index = tokenIndex;
+        let complete = false;
+        forEachToken(text, (_token, start, wordEnd) => {
+          const at = index;
+          index += 1;
+          if (at >= end) {
+            complete = true;
+            return false;
+          }
+          // A word cut by the end of a truncated slice is not rendered: read the rest and try again.
+          if (isTruncated && wordEnd >= text.length) return false;
+          if (at < bestStart || start === lastWordStart) return true;
+          lastWordStart = start;
+          // Text between words may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit.
+          if (cursor >= 0) out += text.slice(cursor, start).replaceAll('*', '');
+          const word = text.slice(start, wordEnd);
+          out += termAtIndex(at) >= 0 ? `**${word}**` : word;
+          cursor = wordEnd;
+          return true;
+        });
+        return complete || index >= end || !isTruncated ? out : undefined;
+      };
+      let out = render();
+      if (out === undefined) {
+        text = statements.bodyRest.get(fromCodePoint + 1, hit.guideId) ?? '';
+        isTruncated = false;
+        out = render() ?? '';
+      }
+      return `${bestStart > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${end < length ? '…' : ''}`;
+    },
+  };
 }

@@ -1,0 +1,154 @@
+/**
+ * Text → search tokens for the embedded search index: the same rules for guides at import and for
+ * query words, so both sides always agree. Words are runs of letters, digits and combining marks
+ * (as in parseSearchQuery); each is NFKC-normalized, lowercased, stripped of diacritics and reduced
+ * by the Porter stemmer (English), as SQLite's `porter unicode61 remove_diacritics 2` tokenizer does.
+ */
+
+const WORD_PARTS = /[\p{L}\p{N}\p{M}]+/gu;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const PLAIN = /^[a-z0-9]+$/;
+const MARKS = /\p{M}/gu;
+
+/** 1 for ASCII letters and digits, 0 for other ASCII; the tokenizer's hot loop reads this table. */
+const ASCII_WORD = new Uint8Array(128);
+for (let code = 0; code < 128; code += 1) ASCII_WORD[code] = /[A-Za-z0-9]/.test(String.fromCharCode(code)) ? 1 : 0;
+
+function isWordCode(text: string, index: number, code: number): boolean {
+  if (code < 128) return ASCII_WORD[code] === 1;
+  // Surrogate pairs (such as mathematical letters) are tested as one code point.
+  const codePoint = text.codePointAt(index) as number;
+  return WORD_CHAR.test(String.fromCodePoint(codePoint));
+}
+
+/** Porter only stems plain ASCII words of this length range (SQLite's limits). */
+const STEM_MIN = 3;
+const STEM_MAX = 64;
+
+/** Stems and normalized forms are memoized: vocabularies are small next to the text they come from. */
+const MEMO_LIMIT = 200_000;
+const memo = new Map<string, string[]>();
+
+/**
+ * One word as written → its tokens (usually one; none when nothing but marks remains; several
+ * when normalization splits it, as `½` → `1`, `2`).
+ */
+export function tokensOfWord(word: string): string[] {
+  const known = memo.get(word);
+  if (known) return known;
+  let tokens: string[];
+  const lower = word.toLowerCase();
+  if (PLAIN.test(lower)) tokens = [stemWord(lower)];
+  else {
+    const folded = lower.normalize('NFKC').toLowerCase().normalize('NFD').replace(MARKS, '').normalize('NFC');
+    tokens = (folded.match(WORD_PARTS) ?? []).map((part) => (PLAIN.test(part) ? stemWord(part) : part));
+  }
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(word, tokens);
+  return tokens;
+}
+
+/**
+ * Calls `onToken(token, start, end)` for every token of `text` from `from` (a word start), with the
+ * UTF-16 span of its word; stops when `onToken` returns false.
+ */
+export function forEachToken(text: string, onToken: (token: string, start: number, end: number) => boolean | void, from = 0): void {
+  const length = text.length;
+  let index = from;
+  while (index < length) {
+    let code = text.charCodeAt(index);
+    if (!isWordCode(text, index, code)) {
+      index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+      continue;
+    }
+    const start = index;
+    while (index < length) {
+      code = text.charCodeAt(index);
+      if (!isWordCode(text, index, code)) break;
+      index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+    }
+    const tokens = tokensOfWord(text.slice(start, index));
+    for (let i = 0; i < tokens.length; i += 1) if (onToken(tokens[i] as string, start, index) === false) return;
+  }
+}
+
+/** The tokens of `text`, in order. */
+export function tokenize(text: string): string[] {
+  const tokens: string[] = [];
+  forEachToken(text, (token) => {
+    tokens.push(token);
+  });
+  return tokens;
+}
+
+// Porter (1980), as in Martin Porter's reference implementation (with its "bli"→"ble" and
+// "logi"→"log" departures, which SQLite's porter tokenizer shares).
+const STEP2: Record<string, string> = {
+  ational: 'ate', tional: 'tion', enci: 'ence', anci: 'ance', izer: 'ize', bli: 'ble', alli: 'al', entli: 'ent', eli: 'e',
+  ousli: 'ous', ization: 'ize', ation: 'ate', ator: 'ate', alism: 'al', iveness: 'ive', fulness: 'ful', ousness: 'ous',
+  aliti: 'al', iviti: 'ive', biliti: 'ble', logi: 'log',
+};
+const STEP3: Record<string, string> = { icate: 'ic', ative: '', alize: 'al', iciti: 'ic', ical: 'ic', ful: '', ness: '' };
+const C = '[^aeiou][^aeiouy]*';
+const V = '[aeiouy][aeiou]*';
+const MGR0 = new RegExp(`^(${C})?${V}${C}`);
+const MEQ1 = new RegExp(`^(${C})?${V}${C}(${V})?$`);
+const MGR1 = new RegExp(`^(${C})?${V}${C}${V}${C}`);
+const VOWEL_IN_STEM = new RegExp(`^(${C})?[aeiouy]`);
+const CVC = new RegExp(`^${C}[aeiouy][^aeiouwxy]$`);
+const STEP1A_SSES_IES = /^(.+?)(ss|i)es$/;
+const STEP1A_S = /^(.+?)([^s])s$/;
+const STEP1B_EED = /^(.+?)eed$/;
+const STEP1B_ED_ING = /^(.+?)(ed|ing)$/;
+const STEP1B_FIX = /(at|bl|iz)$/;
+const DOUBLE = /([^aeiouylsz])\1$/;
+const STEP1C = /^(.+?)y$/;
+const STEP2_RE = /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/;
+const STEP3_RE = /^(.+?)(icate|ative|alize|iciti|ical|ful|ness)$/;
+const STEP4_RE = /^(.+?)(al|ance|ence|er|ic|able|ible|ant|ement|ment|ent|ou|ism|ate|iti|ous|ive|ize)$/;
+const STEP4_ION = /^(.+?)(s|t)(ion)$/;
+const STEP5_E = /^(.+?)e$/;
+
+/** The Porter stem of a lowercase ASCII word; other words are returned unchanged. */
+export function stemWord(input: string): string {
+  if (input.length < STEM_MIN || input.length > STEM_MAX || !PLAIN.test(input) || /[0-9]/.test(input)) return input;
+  let w = input;
+  const initialY = w.startsWith('y');
+  if (initialY) w = `Y${w.slice(1)}`;
+  let m: RegExpExecArray | null;
+
+  if ((m = STEP1A_SSES_IES.exec(w))) w = `${m[1]}${m[2]}`;
+  else if ((m = STEP1A_S.exec(w))) w = `${m[1]}${m[2]}`;
+
+  if ((m = STEP1B_EED.exec(w))) {
+    if (MGR0.test(m[1] as string)) w = w.slice(0, -1);
+  } else if ((m = STEP1B_ED_ING.exec(w))) {
+    const stem = m[1] as string;
+    if (VOWEL_IN_STEM.test(stem)) {
+      w = stem;
+      if (STEP1B_FIX.test(w)) w += 'e';
+      else if (DOUBLE.test(w)) w = w.slice(0, -1);
+      else if (CVC.test(w)) w += 'e';
+    }
+  }
+
+  if ((m = STEP1C.exec(w)) && VOWEL_IN_STEM.test(m[1] as string)) w = `${m[1]}i`;
+
+  if ((m = STEP2_RE.exec(w)) && MGR0.test(m[1] as string)) w = `${m[1]}${STEP2[m[2] as string]}`;
+  if ((m = STEP3_RE.exec(w)) && MGR0.test(m[1] as string)) w = `${m[1]}${STEP3[m[2] as string]}`;
+
+  if ((m = STEP4_RE.exec(w))) {
+    if (MGR1.test(m[1] as string)) w = m[1] as string;
+  } else if ((m = STEP4_ION.exec(w))) {
+    const stem = `${m[1]}${m[2]}`;
+    if (MGR1.test(stem)) w = stem;
+  }
+
+  if ((m = STEP5_E.exec(w))) {
+    const stem = m[1] as string;
+    if (MGR1.test(stem) || (MEQ1.test(stem) && !CVC.test(stem))) w = stem;
+  }
+  if (w.endsWith('ll') && MGR1.test(w)) w = w.slice(0, -1);
+
+  return initialY ? `y${w.slice(1)}` : w;
+}
