@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Every response a test injects is checked against /openapi.json; the teardown prints the count.
+    globalSetup: ['test/helpers/contract-global-setup.ts'],
+    setupFiles: ['test/helpers/contract-setup.ts'],
   },
 });

@@ -12,6 +12,7 @@ import type { ContentSet } from '../../src/guides/guide.js';
 import type { App } from '../../src/http/app-types.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { checkEveryInjectedResponse } from './contract.js';
 import { loadSampleContent } from './sample-content.js';
 
 export const TEST_BASE_URL = 'https://api.test.example';
@@ -52,6 +53,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (content !== 'none') await store.importContent(content);
   const app = buildApp({ config, store, logger: false });
   await app.ready();
+  // Every response a test sees through app.inject is checked against the published document.
+  checkEveryInjectedResponse(app);
   return {
     app,
     store,

@@ -12,6 +12,8 @@ export interface Rendered {
   payload: unknown;
   lastModified?: string;
   link?: string;
+  /** For non-JSON representations (llms.txt, HTML): the media type; `payload` is then the body text as is. */
+  contentType?: string;
 }
 
 interface Representation {
@@ -20,6 +22,7 @@ interface Representation {
   etag: string;
   lastModified?: string;
   link?: string;
+  contentType?: string;
 }
 
 export interface CacheOptions {
@@ -77,9 +80,11 @@ export function createRepresentationCache(options: CacheOptions) {
         entries.set(key, representation);
       } else {
         const rendered = await render();
-        const body = String(reply.serialize(rendered.payload));
+        const body = rendered.contentType !== undefined && typeof rendered.payload === 'string'
+          ? rendered.payload
+          : String(reply.serialize(rendered.payload));
         const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-        representation = { version, body, etag, lastModified: rendered.lastModified, link: rendered.link };
+        representation = { version, body, etag, lastModified: rendered.lastModified, link: rendered.link, contentType: rendered.contentType };
         remember(key, representation);
       }
       reply.header('etag', representation.etag).header('cache-control', options.cacheControl).header('vary', 'Accept, Accept-Encoding');
@@ -89,7 +94,7 @@ export function createRepresentationCache(options: CacheOptions) {
         reply.code(304).send();
         return;
       }
-      reply.type('application/json; charset=utf-8').send(representation.body);
+      reply.type(representation.contentType ?? 'application/json; charset=utf-8').send(representation.body);
     },
   };
 }

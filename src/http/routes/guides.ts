@@ -6,6 +6,8 @@ import { InvalidCursorError, NotFoundError } from '../problems.js';
 import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
 import type { GuideList, GuideListQuery, GuideSummary } from '../schemas/guide.js';
 import type { App, RouteContext } from '../app-types.js';
+import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
+import { operationResponses } from '../schemas/responses.js';
 import { DEFAULT_LIMIT } from './product.js';
 
 /**
@@ -41,7 +43,13 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
         + 'Cursor-paginated: follow `nextCursor` (also sent as `Link: <…>; rel="next"`) until it is absent.',
       tags: ['guides'],
       querystring: GuideListQuerySchema,
-      response: { 200: GuideListSchema },
+      response: operationResponses(base, {
+        schema: GuideListSchema,
+        description: 'A page of published guides. `nextCursor` and the Link header are present only when more results exist.',
+        examples: guideListExamples(base),
+        headers: ['Link'],
+        badRequestExamples: listGuidesBadRequestExamples(base),
+      }),
     },
   }, async (request, reply) => {
     const { q = '', limit = DEFAULT_LIMIT, cursor } = request.query as GuideListQuery;
@@ -84,7 +92,13 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
       description: 'The guide\'s metadata, Markdown body, word count and headings. Unpublished, unknown and malformed slugs all get the same 404.',
       tags: ['guides'],
       params: GuideParamsSchema,
-      response: { 200: GuideDetailSchema },
+      response: operationResponses(base, {
+        schema: GuideDetailSchema,
+        description: 'The published guide. `author` and `canonicalUrl` appear only when the content sets them.',
+        examples: guideDetailExamples(base),
+        headers: ['Last-Modified'],
+        notFound: true,
+      }),
     },
   }, (request, reply) => cache.serve(request, reply, `guide/${request.params.slug}`, async () => {
     const guide = await store.getPublishedGuide(request.params.slug);

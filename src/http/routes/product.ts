@@ -3,6 +3,8 @@ import { ProductSchema } from '../schemas/product.js';
 import type { Product } from '../schemas/product.js';
 import { SOFTWARE_VERSION } from '../../version.js';
 import type { App, RouteContext } from '../app-types.js';
+import { productExamples } from '../schemas/examples.js';
+import { operationResponses } from '../schemas/responses.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 50;
@@ -16,7 +18,11 @@ export function registerProductRoutes(app: App, { config, store, cache }: RouteC
       summary: 'Product identity and capabilities',
       description: 'Name, description and homepage of the service, the API and software versions, what the API can do, and where to go next.',
       tags: ['product'],
-      response: { 200: ProductSchema },
+      response: operationResponses(base, {
+        schema: ProductSchema,
+        description: 'The product, its capabilities and links.',
+        examples: productExamples(base),
+      }),
     },
   }, (request, reply) => cache.serve(request, reply, 'product', async () => {
     const product = await store.getProduct();

@@ -1,6 +1,8 @@
 import { ResourcesSchema } from '../schemas/resource.js';
 import type { Resources } from '../schemas/resource.js';
 import type { App, RouteContext } from '../app-types.js';
+import { resourcesExamples } from '../schemas/examples.js';
+import { operationResponses } from '../schemas/responses.js';
 
 /** The links every deployment publishes, before the operator's own from resources.yaml. */
 export function builtInLinks(base: string): Resources['links'] {
@@ -18,7 +20,11 @@ export function registerResourceRoutes(app: App, { config, store, cache }: Route
       summary: 'Official links for agents',
       description: 'Where this API describes itself (OpenAPI, docs, llms.txt), with IANA link relations, followed by the operator\'s links.',
       tags: ['resources'],
-      response: { 200: ResourcesSchema },
+      response: operationResponses(config.publicBaseUrl, {
+        schema: ResourcesSchema,
+        description: 'Built-in links first, then the operator\'s links from resources.yaml, in file order.',
+        examples: resourcesExamples(config.publicBaseUrl),
+      }),
     },
   }, (request, reply) => cache.serve(request, reply, 'resources', async () => {
     const payload: Resources = { links: [...builtInLinks(config.publicBaseUrl), ...(await store.getResources())] };
