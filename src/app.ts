@@ -14,10 +14,14 @@ import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
-import { registerDocs } from './http/plugins/docs.js';
-import { addSharedSchemas, openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
+import { registerCompression } from './http/plugins/compression.js';
+import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
+import type { ClientErrorCounter } from './http/plugins/hardening.js';
+import { registerLoadShedding } from './http/plugins/load-shedding.js';
+import { registerMetrics } from './http/plugins/metrics.js';
+import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
 import { installProblemHandlers } from './http/problems.js';
-import { registerDiscoveryRoutes } from './http/routes/discovery.js';
 import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerProductRoutes } from './http/routes/product.js';
@@ -70,8 +74,11 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
       ? { loggerInstance: logger }
       : { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } };
 
+  const connections: ClientErrorCounter = { clientErrors: {} };
   const app = Fastify({
     ...loggerOptions,
+    // Timeouts, header cap, trusted proxies, problem+json on connection-level errors.
+    ...hardenedServerOptions(config, connections),
     // One log line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     requestIdHeader: false,
@@ -149,20 +156,24 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     strictPreflight: false,
     maxAge: 86_400,
   });
+  // Each registers application-wide hooks, in this order, after CORS (so 414/429/503 keep CORS headers).
+  registerHardening(app, config);
+  const rateLimit = registerRateLimit(app, { config });
+  registerUrlCap(app, config);
+  const loadShedding = registerLoadShedding(app, config);
+  registerCompression(app);
+  registerMetrics(app, { cache, rateLimit, loadShedding, connections });
   app.register(swagger, openApiOptions(config));
 
   const context: RouteContext = { config, store, cache, cursorCodec };
   // Registered after swagger so that its onRoute hook sees every route.
   app.register(async (instance) => {
     const routes = instance as App;
-    addSharedSchemas(routes);
     registerProductRoutes(routes, context);
     registerGuideRoutes(routes, context);
     registerResourceRoutes(routes, context);
     registerOpenApiRoute(routes, context);
-    registerDiscoveryRoutes(routes, context);
     registerHealthRoutes(routes, context);
   });
-  app.register(async (instance) => registerDocs(instance, config));
   return app;
 }

@@ -15,7 +15,10 @@ export interface Config {
   /** Keys from CURSOR_SECRET: the first signs, all verify. Empty: use the key kept in the database. */
   cursorSecrets: readonly string[];
   redisUrl?: string;
+  /** Requests per client IP per minute; 0 turns rate limiting off. */
   rateLimitPerMinute: number;
+  /** Prefix of the rate-limit keys in Redis, so several deployments can share one Redis. */
+  rateLimitKeyPrefix: string;
   /** false, or the proxy addresses/CIDRs whose X-Forwarded-For is honoured. */
   trustProxy: false | readonly string[];
   logLevel: LogLevel;
@@ -26,6 +29,16 @@ export interface Config {
   contentPollMs: number;
   shutdownGraceMs: number;
   pgPoolSize: number;
+  /** Slow-client limits (Node's headersTimeout, requestTimeout, keepAliveTimeout), in milliseconds. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** Longest request target (path and query) answered; longer ones get 414. */
+  maxUrlLength: number;
+  /** Largest request line plus headers Node parses; more gets 431. */
+  maxHeaderBytes: number;
+  /** Mean event-loop delay above which requests are shed with 503; 0 turns shedding off. */
+  maxEventLoopDelayMs: number;
 }
 
 export class ConfigError extends Error {
@@ -106,7 +119,8 @@ export function loadConfig(env: Env = process.env): Config {
     contentDir: path.resolve(read('CONTENT_DIR') ?? SAMPLE_CONTENT_DIR),
     cursorSecrets,
     ...(redisUrl ? { redisUrl } : {}),
-    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    rateLimitKeyPrefix: read('RATE_LIMIT_KEY_PREFIX') ?? 'guides:ratelimit:',
     trustProxy,
     logLevel,
     cacheMaxAgeSeconds: integer('CACHE_MAX_AGE', 60, 0, 31_536_000),
@@ -114,7 +128,14 @@ export function loadConfig(env: Env = process.env): Config {
     contentPollMs: integer('CONTENT_POLL_MS', 1000, 50, 5000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     pgPoolSize: integer('PG_POOL_SIZE', 10, 1, 1000),
+    headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    maxUrlLength: integer('MAX_URL_LENGTH', 8192, 256, 65_536),
+    maxHeaderBytes: integer('MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
+    maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
   };
+  if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

@@ -4,9 +4,18 @@
  * LRU. Later requests (and every instance sharing the database) get the same bytes and ETag;
  * If-None-Match then costs a map lookup. Only 200s pass through here, so errors never carry
  * an ETag and can never become a 304.
+ *
+ * Content codings: a body of 1 KB or more is compressed at most once per coding (br, gzip), the
+ * first time a client asks for that coding, and the compressed bytes are kept with the
+ * representation. Each coding is a different representation, so it has its own strong ETag: the
+ * identity tag `"<hash>"` plus a suffix, `"<hash>-br"` or `"<hash>-gzip"`, where the hash is of
+ * the uncompressed body. If-None-Match matches any coding of the current content (a client that
+ * switched codings still gets its 304); the 304 carries the tag of the coding this request selects.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, negotiateContentCoding } from './compression.js';
+import type { ContentCoding } from './compression.js';
 
 export interface Rendered {
   payload: unknown;
@@ -16,13 +25,24 @@ export interface Rendered {
   contentType?: string;
 }
 
+interface Variant {
+  body: Buffer;
+  etag: string;
+}
+
 interface Representation {
   version: number;
-  body: string;
-  etag: string;
+  identity: Variant;
+  br?: Variant;
+  gzip?: Variant;
+  /** The ETags of every coding this representation can be sent in. */
+  etags: readonly string[];
+  isCompressible: boolean;
+  contentType: string;
   lastModified?: string;
   link?: string;
-  contentType?: string;
+  /** Bytes held for this entry: the identity body plus the compressed variants made so far. */
+  bytes: number;
 }
 
 export interface CacheOptions {
@@ -33,37 +53,97 @@ export interface CacheOptions {
   currentVersion: () => number;
 }
 
-/** Parses If-None-Match (a list, `*`, weak or strong tags) and applies the weak comparison (RFC 9110 §13.1.2). */
-export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+/** Counters read by /metrics; plain numbers so the request path pays an increment, nothing more. */
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  compressions: Record<ContentCoding, number>;
+}
+
+const VARY = 'Accept, Accept-Encoding';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Parses If-None-Match (a list, `*`, weak or strong tags) and applies the weak comparison
+ * (RFC 9110 §13.1.2) against the given tag or tags.
+ */
+export function ifNoneMatchHits(header: string | undefined, etags: string | readonly string[]): boolean {
   if (!header) return false;
+  const list = typeof etags === 'string' ? [etags] : etags;
+  if (list.includes(header)) return true;
   if (header.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
-  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque);
+  const opaque = list.map((etag) => etag.replace(/^W\//, ''));
+  return header.split(',').some((tag) => opaque.includes(tag.trim().replace(/^W\//, '')));
 }
 
 export function createRepresentationCache(options: CacheOptions) {
   const entries = new Map<string, Representation>();
   let bytes = 0;
+  const stats: CacheStats = { hits: 0, misses: 0, compressions: { br: 0, gzip: 0 } };
+
+  function evictBeyondLimits(): void {
+    for (const [oldKey, old] of entries) {
+      if (entries.size <= options.maxEntries && bytes <= options.maxBytes) break;
+      entries.delete(oldKey);
+      bytes -= old.bytes;
+    }
+  }
 
   function remember(key: string, representation: Representation): void {
     const previous = entries.get(key);
     if (previous) {
-      bytes -= previous.body.length;
+      bytes -= previous.bytes;
       entries.delete(key);
     }
     entries.set(key, representation);
-    bytes += representation.body.length;
-    for (const [oldKey, old] of entries) {
-      if (entries.size <= options.maxEntries && bytes <= options.maxBytes) break;
-      entries.delete(oldKey);
-      bytes -= old.body.length;
+    bytes += representation.bytes;
+    evictBeyondLimits();
+  }
+
+  function build(version: number, rendered: Rendered, reply: FastifyReply): Representation {
+    const text = rendered.contentType !== undefined && typeof rendered.payload === 'string'
+      ? rendered.payload
+      : String(reply.serialize(rendered.payload));
+    const body = Buffer.from(text, 'utf8');
+    const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+    const isCompressible = body.length >= COMPRESSION_THRESHOLD_BYTES;
+    return {
+      version,
+      identity: { body, etag: `"${hash}"` },
+      etags: isCompressible ? [`"${hash}"`, `"${hash}-br"`, `"${hash}-gzip"`] : [`"${hash}"`],
+      isCompressible,
+      contentType: rendered.contentType ?? JSON_TYPE,
+      ...(rendered.lastModified ? { lastModified: rendered.lastModified } : {}),
+      ...(rendered.link ? { link: rendered.link } : {}),
+      bytes: body.length,
+    };
+  }
+
+  function variantOf(key: string, representation: Representation, coding: ContentCoding): Variant {
+    const existing = representation[coding];
+    if (existing) return existing;
+    const variant: Variant = {
+      body: compressBody(coding, representation.identity.body),
+      etag: `${representation.identity.etag.slice(0, -1)}-${coding}"`,
+    };
+    stats.compressions[coding] += 1;
+    representation[coding] = variant;
+    representation.bytes += variant.body.length;
+    if (entries.get(key) === representation) {
+      bytes += variant.body.length;
+      evictBeyondLimits();
     }
+    return variant;
   }
 
   return {
     get size(): number {
       return entries.size;
     },
+    get bytes(): number {
+      return bytes;
+    },
+    stats,
     clear(): void {
       entries.clear();
       bytes = 0;
@@ -74,27 +154,27 @@ export function createRepresentationCache(options: CacheOptions) {
       const cached = entries.get(key);
       let representation: Representation;
       if (cached && cached.version === version) {
+        stats.hits += 1;
         representation = cached;
         // Refresh recency for the LRU.
         entries.delete(key);
         entries.set(key, representation);
       } else {
-        const rendered = await render();
-        const body = rendered.contentType !== undefined && typeof rendered.payload === 'string'
-          ? rendered.payload
-          : String(reply.serialize(rendered.payload));
-        const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-        representation = { version, body, etag, lastModified: rendered.lastModified, link: rendered.link, contentType: rendered.contentType };
+        stats.misses += 1;
+        representation = build(version, await render(), reply);
         remember(key, representation);
       }
-      reply.header('etag', representation.etag).header('cache-control', options.cacheControl).header('vary', 'Accept, Accept-Encoding');
+      const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
+      const variant = coding === undefined ? representation.identity : variantOf(key, representation, coding);
+      reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
       if (representation.lastModified) reply.header('last-modified', representation.lastModified);
       if (representation.link) reply.header('link', representation.link);
-      if (ifNoneMatchHits(request.headers['if-none-match'], representation.etag)) {
+      if (ifNoneMatchHits(request.headers['if-none-match'], representation.etags)) {
         reply.code(304).send();
         return;
       }
-      reply.type(representation.contentType ?? 'application/json; charset=utf-8').send(representation.body);
+      if (coding !== undefined) reply.header('content-encoding', coding);
+      reply.type(representation.contentType).send(variant.body);
     },
   };
 }

@@ -1,0 +1,135 @@
+/**
+ * Hardening for a public JSON API: security headers, slow-client timeouts, caps on URL and header
+ * size answered with problems (including on Node's clientError path, before any request exists),
+ * and connection draining on close.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { Config } from '../../config.js';
+import { AppError, PROBLEM_TYPES, problemBody } from '../problems.js';
+import type { ProblemName } from '../problems.js';
+import { globalPlugin } from './global-plugin.js';
+
+/**
+ * The Content-Security-Policy of every response: a JSON API loads nothing and may be framed by
+ * nobody. Routes that serve HTML (the problem pages, /docs) replace it with their own policy.
+ */
+export const API_CONTENT_SECURITY_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * How often Node looks for connections past headersTimeout/requestTimeout. Node's default is 30 s,
+ * which lets a slowloris connection outlive a 10 s headersTimeout by up to 30 s.
+ */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
+
+/** How often a closing server drops connections that went idle after their last response. */
+const DRAIN_SWEEP_MS = 100;
+
+export interface ClientErrorCounter {
+  clientErrors: Record<string, number>;
+}
+
+/** A request line longer than the URL cap, that never ended before Node's header limit: a 414, not a 431. */
+function isOverlongRequestLine(rawPacket: unknown, maxUrlLength: number): boolean {
+  if (!Buffer.isBuffer(rawPacket)) return false;
+  if (!/^[A-Z]{3,10} /.test(rawPacket.subarray(0, 11).toString('latin1'))) return false;
+  const lineEnd = rawPacket.indexOf('\r\n');
+  return lineEnd === -1 || lineEnd > maxUrlLength;
+}
+
+/**
+ * Fastify/Node server options: timeouts, header cap, the clientError handler, trusted proxies.
+ * `counter` receives one increment per connection-level error, by problem name.
+ */
+export function hardenedServerOptions(config: Config, counter: ClientErrorCounter): Partial<FastifyServerOptions> {
+  const base = config.publicBaseUrl;
+  const staticHeaders = [
+    'Content-Type: application/problem+json; charset=utf-8',
+    'Cache-Control: no-store',
+    'X-Content-Type-Options: nosniff',
+    `Content-Security-Policy: ${API_CONTENT_SECURITY_POLICY}`,
+    'Access-Control-Allow-Origin: *',
+    'Connection: close',
+  ].join('\r\n');
+
+  function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+    // A reset connection has nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    let name: ProblemName;
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      name = isOverlongRequestLine(error.rawPacket, config.maxUrlLength) ? 'uri-too-long' : 'request-header-fields-too-large';
+    } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      name = 'request-timeout';
+    } else {
+      name = 'bad-request';
+    }
+    counter.clientErrors[name] = (counter.clientErrors[name] ?? 0) + 1;
+    const requestId = randomUUID();
+    this.log.info({ requestId, code: error.code, status: PROBLEM_TYPES[name].status }, 'client error before a request was parsed');
+    // A response already under way on this connection cannot be followed by another status line.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
+      const { status, title } = PROBLEM_TYPES[name];
+      const body = JSON.stringify(problemBody(base, name, PROBLEM_TYPES[name].about));
+      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      // A peer that stops reading must not hold the socket open.
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else {
+      socket.destroy();
+    }
+  }
+
+  return {
+    // Fastify's own 503 on closing is plain JSON; requests that arrive on open connections while
+    // we drain are served (with Connection: close) instead.
+    return503OnClosing: false,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // Fastify passes `http` to http.createServer: the only place these two can be set.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+      maxHeaderSize: config.maxHeaderBytes,
+    },
+    trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
+    clientErrorHandler,
+  } as Partial<FastifyServerOptions>;
+}
+
+/** Security headers on every response (register first: a later hook's error still has them); draining on close. */
+export function registerHardening(app: FastifyInstance, config: Config): void {
+  const isHttps = config.publicBaseUrl.startsWith('https:');
+  const onRequest = (_request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('content-security-policy', API_CONTENT_SECURITY_POLICY);
+    // Browsers ignore HSTS over plain HTTP; behind a TLS proxy it pins clients to HTTPS.
+    if (isHttps) reply.header('strict-transport-security', 'max-age=31536000');
+    done();
+  };
+
+  app.register(globalPlugin(async (instance) => {
+    instance.addHook('onRequest', onRequest);
+    let sweep: NodeJS.Timeout | undefined;
+    instance.addHook('preClose', async () => {
+      // server.close() drops the connections idle at that moment; a connection whose response
+      // was still in flight goes idle later and would otherwise wait out keepAliveTimeout.
+      sweep = setInterval(() => instance.server.closeIdleConnections(), DRAIN_SWEEP_MS);
+      sweep.unref();
+    });
+    instance.addHook('onClose', async () => clearInterval(sweep));
+  }));
+}
+
+/** 414 for a request target over MAX_URL_LENGTH (register after the rate limiter: it still counts, with headers). */
+export function registerUrlCap(app: FastifyInstance, config: Config): void {
+  const maxUrlLength = config.maxUrlLength;
+  const uriTooLong = new AppError('uri-too-long', PROBLEM_TYPES['uri-too-long'].about);
+  app.register(globalPlugin(async (instance) => {
+    instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+      // The URL as received: app.ts rewrites unroutable paths before hooks run.
+      done(request.originalUrl.length > maxUrlLength ? uriTooLong : undefined);
+    });
+  }));
+}

@@ -1,0 +1,144 @@
+/**
+ * /metrics in the Prometheus text format (prom-client): request count and latency histogram by
+ * method, route and status; process metrics; representation-cache, compression, rate-limit,
+ * load-shedding and connection-error counters.
+ *
+ * The request path pays one histogram observation and one counter increment, with the labelled
+ * children looked up once per (method, route, status) and kept. Every other number is a plain
+ * counter in its component, read only when /metrics is scraped.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RepresentationCache } from './caching.js';
+import type { ClientErrorCounter } from './hardening.js';
+import type { LoadSheddingStats } from './load-shedding.js';
+import type { RateLimitStats } from './rate-limit.js';
+import { globalPlugin } from './global-plugin.js';
+
+export const METRICS_PATH = '/metrics';
+
+export interface MetricsSources {
+  cache: RepresentationCache;
+  rateLimit: RateLimitStats;
+  loadShedding: LoadSheddingStats;
+  connections: ClientErrorCounter;
+}
+
+let processRegistry: Registry | undefined;
+
+/** Process metrics (CPU, memory, event-loop lag, GC) are per process: collected once however many apps a process builds. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Builds this app's registry; exported for tests and for the cluster aggregation in serve-command. */
+export function createAppRegistry(sources: MetricsSources) {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status_code'] as const, registers,
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds', help: 'Time from request received to response sent, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status_code'] as const, buckets: LATENCY_BUCKETS, registers,
+  });
+  const { cache, rateLimit, loadShedding, connections } = sources;
+  new Counter({
+    name: 'guides_cache_lookups_total', help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
+    labelNames: ['result'] as const, registers,
+    collect() {
+      this.reset();
+      this.labels('hit').inc(cache.stats.hits);
+      this.labels('miss').inc(cache.stats.misses);
+    },
+  });
+  new Gauge({
+    name: 'guides_cache_entries', help: 'Representations held in the cache.', registers,
+    collect() {
+      this.set(cache.size);
+    },
+  });
+  new Gauge({
+    name: 'guides_cache_bytes', help: 'Bytes held by the cache (identity and compressed bodies).', registers,
+    collect() {
+      this.set(cache.bytes);
+    },
+  });
+  new Counter({
+    name: 'guides_compressions_total', help: 'Cached representations compressed, by content coding (each at most once per content version).',
+    labelNames: ['coding'] as const, registers,
+    collect() {
+      this.reset();
+      this.labels('br').inc(cache.stats.compressions.br);
+      this.labels('gzip').inc(cache.stats.compressions.gzip);
+    },
+  });
+  new Counter({
+    name: 'guides_rate_limited_total', help: 'Requests refused with 429 because the client spent its budget.', registers,
+    collect() {
+      this.reset();
+      this.inc(rateLimit.limited);
+    },
+  });
+  new Counter({
+    name: 'guides_rate_limit_store_errors_total', help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).', registers,
+    collect() {
+      this.reset();
+      this.inc(rateLimit.storeErrors);
+    },
+  });
+  new Counter({
+    name: 'guides_load_shed_total', help: 'Requests refused with 503 because the event loop was saturated.', registers,
+    collect() {
+      this.reset();
+      this.inc(loadShedding.shed);
+    },
+  });
+  new Counter({
+    name: 'guides_connection_errors_total', help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.',
+    labelNames: ['problem'] as const, registers,
+    collect() {
+      this.reset();
+      for (const [problem, count] of Object.entries(connections.clientErrors)) this.labels(problem).inc(count);
+    },
+  });
+
+  type Children = { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> };
+  const children = new Map<string, Children>();
+  function observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      const labels = { method, route, status_code: String(status) };
+      child = { count: requests.labels(labels), time: duration.labels(labels) };
+      children.set(key, child);
+    }
+    child.count.inc();
+    child.time.observe(seconds);
+  }
+  return { registry, observe };
+}
+
+/** Registers the per-request observation and GET /metrics. */
+export function registerMetrics(app: FastifyInstance, sources: MetricsSources): void {
+  const { registry, observe } = createAppRegistry(sources);
+  const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    observe(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  };
+  app.register(globalPlugin(async (instance) => {
+    instance.addHook('onResponse', onResponse);
+    instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
+      const merged = Registry.merge([processMetrics(), registry]);
+      const text = await merged.metrics();
+      return reply.header('cache-control', 'no-store').type(merged.contentType).send(text);
+    });
+  }));
+}

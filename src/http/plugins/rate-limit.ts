@@ -1,0 +1,193 @@
+/**
+ * Per-client rate limits: RATE_LIMIT_PER_MINUTE requests per client IP in fixed one-minute windows
+ * (aligned to the clock, so every instance agrees on when a window ends).
+ *
+ * Our own small limiter rather than @fastify/rate-limit: that plugin hooks routes, so unknown URLs
+ * (404s) are never limited nor get headers; it answers 429 in its own JSON shape; and it speaks an
+ * older draft of the headers. Here one application-wide onRequest hook counts every request,
+ * matched or not, and throws an AppError so the 429 is our problem+json.
+ *
+ * Headers follow draft-ietf-httpapi-ratelimit-headers-11 (Structured Fields):
+ *   RateLimit-Policy: "per-ip";q=600;w=60      the quota and window, the same on every response
+ *   RateLimit: "per-ip";r=599;t=42             requests left in this window, seconds until it ends
+ * A 429 also has Retry-After, equal to `t` (never earlier than the window's end, per the draft).
+ *
+ * The client is request.ip: the socket's peer, or, when TRUST_PROXY names the peer, the nearest
+ * X-Forwarded-For entry that is not itself a trusted proxy. A client can therefore never pick its
+ * own key by sending X-Forwarded-For. IPv6 clients are counted per /64, the block one subscriber
+ * usually holds, so rotating addresses inside it does not multiply the budget.
+ *
+ * With REDIS_URL the counters live in Redis (INCR + PEXPIRE in one script), shared by every
+ * instance and worker. If Redis is unreachable or slow the service fails open onto the in-process
+ * counters: no request waits on Redis (no offline queue, a short command timeout, and a pause
+ * before trying Redis again), the outage is logged once and counted in metrics.
+ */
+import { Redis } from 'ioredis';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import { AppError } from '../problems.js';
+import { globalPlugin } from './global-plugin.js';
+
+export const RATE_LIMIT_POLICY_NAME = 'per-ip';
+const WINDOW_MS = 60_000;
+/** Operational endpoints answer the platform (probes, scrapers), which must never be throttled. */
+export const RATE_LIMIT_EXEMPT_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+/** Clients tracked per window in memory; beyond that, new clients share one counter (an attack of that many addresses is not a per-client problem). */
+const MAX_TRACKED_CLIENTS = 500_000;
+const REDIS_COMMAND_TIMEOUT_MS = 100;
+/** After a Redis failure, use the local counters this long before trying Redis again. */
+const REDIS_RETRY_PAUSE_MS = 1000;
+
+/** Counters read by /metrics. */
+export interface RateLimitStats {
+  limited: number;
+  /** Requests counted locally because Redis failed (fail-open). */
+  storeErrors: number;
+}
+
+/** The key a client is counted under: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 by /64. */
+export function clientKey(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  const lower = ip.toLowerCase();
+  if (lower.startsWith('::ffff:') && lower.includes('.')) return lower.slice(7);
+  const [head = '', tail] = lower.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+function createMemoryCounter() {
+  let window = -1;
+  let counts = new Map<string, number>();
+  return (key: string, windowId: number): number => {
+    if (windowId !== window) {
+      window = windowId;
+      counts = new Map();
+    }
+    const slot = counts.size >= MAX_TRACKED_CLIENTS && !counts.has(key) ? '(overflow)' : key;
+    const count = (counts.get(slot) ?? 0) + 1;
+    counts.set(slot, count);
+    return count;
+  };
+}
+
+const INCREMENT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return count`;
+
+/** How long start-up waits for the first Redis connection before serving with local counters. */
+const REDIS_FIRST_CONNECT_WAIT_MS = 500;
+
+interface RedisCounter {
+  count(key: string, windowId: number, ttlMs: number): Promise<number>;
+  close(): void;
+}
+
+async function connectRedisCounter(url: string, prefix: string, log: FastifyBaseLogger): Promise<RedisCounter> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // Without these, commands queue while Redis is down and every request waits ~10 s.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  redis.defineCommand('guidesCountHit', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+  const countHit = (redis as unknown as { guidesCountHit(key: string, ttlMs: number): Promise<number> }).guidesCountHit.bind(redis);
+  let isDown = false;
+  redis.on('error', (err) => {
+    if (!isDown) log.warn({ err }, 'rate-limit Redis unreachable: counting in-process until it is back');
+    isDown = true;
+  });
+  redis.on('ready', () => {
+    if (isDown) log.info('rate-limit Redis reachable again');
+    isDown = false;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    redis.connect().catch(() => {
+      // Reported by the error listener; ioredis keeps reconnecting.
+    }),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, REDIS_FIRST_CONNECT_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  return {
+    async count(key, windowId, ttlMs) {
+      return Number(await countHit(`${prefix}${windowId}:${key}`, ttlMs));
+    },
+    close() {
+      redis.disconnect();
+    },
+  };
+}
+
+export interface RateLimitOptions {
+  config: Config;
+}
+
+/**
+ * Registers the limiter as an application-wide onRequest hook (register it after CORS, so a 429
+ * still carries the CORS headers). Returns the counters /metrics reads.
+ */
+export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOptions): RateLimitStats {
+  const stats: RateLimitStats = { limited: 0, storeErrors: 0 };
+  const limit = config.rateLimitPerMinute;
+  if (limit === 0) return stats;
+  const policy = `"${RATE_LIMIT_POLICY_NAME}";q=${limit};w=${WINDOW_MS / 1000}`;
+  const countLocally = createMemoryCounter();
+  let redis: RedisCounter | undefined;
+  let redisPausedUntil = 0;
+
+  const decide = (reply: FastifyReply, count: number, now: number): AppError | undefined => {
+    const resetSeconds = Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
+    reply.header('ratelimit-policy', policy);
+    reply.header('ratelimit', `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`);
+    if (count <= limit) return undefined;
+    stats.limited += 1;
+    return new AppError('rate-limited', `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
+      { headers: { 'retry-after': String(resetSeconds) } });
+  };
+
+  const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    const route = request.routeOptions.url;
+    if (route !== undefined && RATE_LIMIT_EXEMPT_ROUTES.has(route)) {
+      done();
+      return;
+    }
+    const now = Date.now();
+    const windowId = Math.floor(now / WINDOW_MS);
+    const key = clientKey(request.ip);
+    if (redis === undefined || now < redisPausedUntil) {
+      done(decide(reply, countLocally(key, windowId), now));
+      return;
+    }
+    // Keys expire a second after their window ends, so Redis holds about one minute of counters.
+    const ttlMs = WINDOW_MS - (now % WINDOW_MS) + 1000;
+    redis.count(key, windowId, ttlMs).then(
+      (count) => done(decide(reply, count, now)),
+      (err: unknown) => {
+        stats.storeErrors += 1;
+        redisPausedUntil = Date.now() + REDIS_RETRY_PAUSE_MS;
+        request.log.debug({ err }, 'rate-limit Redis call failed: counted in-process');
+        done(decide(reply, countLocally(key, windowId), now));
+      },
+    );
+  };
+
+  app.register(globalPlugin(async (instance) => {
+    instance.addHook('onRequest', onRequest);
+    const url = config.redisUrl;
+    if (url !== undefined) {
+      instance.addHook('onReady', async () => {
+        redis = await connectRedisCounter(url, config.rateLimitKeyPrefix, instance.log);
+      });
+      instance.addHook('onClose', async () => redis?.close());
+    }
+  }));
+  return stats;
+}

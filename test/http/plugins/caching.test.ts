@@ -1,0 +1,122 @@
+/** HTTP caching through app.inject: validators, conditional requests, Cache-Control and Vary. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import type { TestApp } from '../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
+import { loadSampleContent } from '../../helpers/sample-content.js';
+
+const GUIDE = '/api/v1/guides/reduce-food-waste';
+const STRONG_ETAG = /^"[A-Za-z0-9_-]{27}"$/;
+
+describe('HTTP caching', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { CACHE_MAX_AGE: '120', CACHE_STALE_WHILE_REVALIDATE: '600' } });
+  });
+  afterAll(() => t.close());
+
+  it('gives every cacheable 200 a strong ETag, the configured Cache-Control and Vary: Accept, Accept-Encoding', async () => {
+    for (const url of ['/api/v1/product', '/api/v1/guides', '/api/v1/guides?q=menu', GUIDE, '/api/v1/resources', '/openapi.json']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers.etag, url).toMatch(STRONG_ETAG);
+      expect(res.headers['cache-control'], url).toBe('public, max-age=120, stale-while-revalidate=600');
+      expect(res.headers.vary, url).toBe('Accept, Accept-Encoding');
+    }
+  });
+
+  it('defaults to max-age=60 and stale-while-revalidate=300', async () => {
+    const plain = await buildTestApp();
+    try {
+      expect((await plain.app.inject({ url: GUIDE })).headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=300');
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('sends Last-Modified on a guide: its updatedAt as an HTTP date', async () => {
+    const res = await t.app.inject({ url: GUIDE });
+    expect(res.json<{ updatedAt: string }>().updatedAt).toBe('2026-03-02T09:20:00Z');
+    expect(res.headers['last-modified']).toBe('Mon, 02 Mar 2026 09:20:00 GMT');
+  });
+
+  it('answers If-None-Match with the current tag with a bodiless 304 that keeps the validators', async () => {
+    const first = await t.app.inject({ url: GUIDE });
+    const etag = first.headers.etag as string;
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await t.app.inject({ method, url: GUIDE, headers: { 'if-none-match': etag } });
+      expect(res.statusCode, method).toBe(304);
+      expect(res.body, method).toBe('');
+      expect(res.headers.etag).toBe(etag);
+      expect(res.headers['cache-control']).toBe('public, max-age=120, stale-while-revalidate=600');
+      expect(res.headers.vary).toBe('Accept, Accept-Encoding');
+      expect(res.headers['content-length'] ?? '0').toBe('0');
+    }
+  });
+
+  it('matches a list, a weak copy of the tag, and *, and ignores other tags (RFC 9110 weak comparison)', async () => {
+    const etag = (await t.app.inject({ url: GUIDE })).headers.etag as string;
+    const status = async (ifNoneMatch: string): Promise<number> =>
+      (await t.app.inject({ url: GUIDE, headers: { 'if-none-match': ifNoneMatch } })).statusCode;
+    expect(await status(`"stale", ${etag}, "other"`)).toBe(304);
+    expect(await status(`W/${etag}`)).toBe(304);
+    expect(await status('*')).toBe(304);
+    expect(await status('"stale"')).toBe(200);
+    expect(await status(`"stale",W/"other"`)).toBe(200);
+    expect(await status(etag.slice(0, -2) + '"')).toBe(200);
+  });
+
+  it('keeps the same ETag for the same content on a fresh instance, and changes it when the guide changes', async () => {
+    const other = await buildTestApp();
+    try {
+      const a = (await t.app.inject({ url: GUIDE })).headers.etag;
+      const b = (await other.app.inject({ url: GUIDE })).headers.etag;
+      expect(b).toBe(a);
+      const sample = await loadSampleContent();
+      await other.importContent({
+        ...sample,
+        guides: sample.guides.map((g) => (g.slug === 'reduce-food-waste' ? { ...g, summary: `${g.summary} Revised.` } : g)),
+      });
+      const changed = await other.app.inject({ url: GUIDE, headers: { 'if-none-match': a as string } });
+      expect(changed.statusCode).toBe(200);
+      expect(changed.headers.etag).not.toBe(a);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('never puts an ETag or Cache-Control: public on an error, and never turns one into a 304', async () => {
+    const etag = (await t.app.inject({ url: GUIDE })).headers.etag as string;
+    for (const url of ['/api/v1/guides/no-such-guide', '/nowhere', '/api/v1/guides?limit=0', '/api/v1/guides?cursor=forged']) {
+      for (const ifNoneMatch of [undefined, '*', etag]) {
+        const res = await t.app.inject({ url, headers: ifNoneMatch ? { 'if-none-match': ifNoneMatch } : {} });
+        expect(res.statusCode, `${url} ${ifNoneMatch}`).toBeGreaterThanOrEqual(400);
+        expect(res.headers.etag, url).toBeUndefined();
+        expect(res.headers['last-modified'], url).toBeUndefined();
+        expect(res.headers['cache-control'], url).toBe('no-store');
+        expect(res.headers['content-type'], url).toBe('application/problem+json; charset=utf-8');
+      }
+    }
+  });
+
+  it('serves a list page with its Link header on the 304 as on the 200', async () => {
+    const first = await t.app.inject({ url: '/api/v1/guides?limit=2' });
+    expect(first.headers.link).toMatch(/^<.+>; rel="next"$/);
+    const again = await t.app.inject({ url: '/api/v1/guides?limit=2', headers: { 'if-none-match': first.headers.etag as string } });
+    expect(again.statusCode).toBe(304);
+    expect(again.headers.link).toBe(first.headers.link);
+  });
+
+  it('drops cached representations when an import changes the content', async () => {
+    const live = await buildTestApp({ content: makeContent([makeGuide({ slug: 'one' })]) });
+    try {
+      const before = await live.app.inject({ url: '/api/v1/guides/one' });
+      await live.importContent(makeContent([makeGuide({ slug: 'one', title: 'Renamed' })]));
+      const after = await live.app.inject({ url: '/api/v1/guides/one', headers: { 'if-none-match': before.headers.etag as string } });
+      expect(after.statusCode).toBe(200);
+      expect(after.json<{ title: string }>().title).toBe('Renamed');
+    } finally {
+      await live.close();
+    }
+  });
+});

@@ -1,0 +1,126 @@
+/** Compression negotiation through app.inject: gzip and brotli above 1 KB, one coding, one tag per coding. */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { negotiateContentCoding } from '../../../src/http/plugins/compression.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import type { TestApp } from '../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
+
+const GUIDE = '/api/v1/guides/reduce-food-waste';
+
+function decode(coding: string | undefined, raw: Buffer): string {
+  if (coding === 'gzip') return gunzipSync(raw).toString('utf8');
+  if (coding === 'br') return brotliDecompressSync(raw).toString('utf8');
+  return raw.toString('utf8');
+}
+
+describe('negotiateContentCoding', () => {
+  it.each([
+    ['gzip, deflate, br', 'br'],
+    ['gzip', 'gzip'],
+    ['x-gzip', 'gzip'],
+    ['br;q=0, gzip', 'gzip'],
+    ['gzip;q=1.0, br;q=0.5', 'gzip'],
+    ['BR', 'br'],
+    ['*', 'br'],
+    ['*;q=0, gzip;q=0.1', 'gzip'],
+    ['identity', undefined],
+    ['gzip;q=0', undefined],
+    ['deflate, zstd', undefined],
+    ['gzip;q=abc', undefined],
+    ['', undefined],
+  ])('%j → %s', (header, expected) => {
+    expect(negotiateContentCoding(header)).toBe(expected);
+  });
+});
+
+describe('response compression', () => {
+  let t: TestApp;
+  let identity: { body: string; etag: string };
+  beforeAll(async () => {
+    t = await buildTestApp();
+    const res = await t.app.inject({ url: GUIDE });
+    identity = { body: res.body, etag: res.headers.etag as string };
+  });
+  afterAll(() => t.close());
+
+  it('sends the uncompressed body when the client accepts no coding', async () => {
+    for (const headers of [{}, { 'accept-encoding': 'identity' }, { 'accept-encoding': 'gzip;q=0, br;q=0' }]) {
+      const res = await t.app.inject({ url: GUIDE, headers });
+      expect(res.headers['content-encoding']).toBeUndefined();
+      expect(res.body).toBe(identity.body);
+      expect(res.headers.etag).toBe(identity.etag);
+    }
+    expect(Buffer.byteLength(identity.body)).toBeGreaterThan(1024);
+  });
+
+  it.each([['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'br']])('compresses a guide once for Accept-Encoding: %s', async (accept, coding) => {
+    const res = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': accept } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-encoding']).toBe(coding);
+    expect(res.headers.vary).toBe('Accept, Accept-Encoding');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
+    expect(res.rawPayload.length).toBeLessThan(Buffer.byteLength(identity.body));
+    // Decoding once gives the identity JSON: the body was not compressed twice.
+    expect(decode(coding, res.rawPayload)).toBe(identity.body);
+    // Each coding is its own representation with its own strong tag.
+    expect(res.headers.etag).toBe(`${identity.etag.slice(0, -1)}-${coding}"`);
+  });
+
+  it('serves the same compressed bytes again (compressed once per representation)', async () => {
+    const a = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'br' } });
+    const b = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'br' } });
+    expect(b.rawPayload.equals(a.rawPayload)).toBe(true);
+    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const compressions = metrics.split('\n').filter((line) => line.startsWith('guides_compressions_total{'));
+    // One compression per coding and representation so far, however many requests.
+    expect(compressions).toContain('guides_compressions_total{coding="br"} 1');
+  });
+
+  it('answers If-None-Match with any coding\'s tag of the current content with a 304 carrying this request\'s tag', async () => {
+    const gzipTag = `${identity.etag.slice(0, -1)}-gzip"`;
+    const asGzip = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'gzip', 'if-none-match': identity.etag } });
+    expect(asGzip.statusCode).toBe(304);
+    expect(asGzip.headers.etag).toBe(gzipTag);
+    expect(asGzip.headers['content-encoding']).toBeUndefined();
+    expect(asGzip.rawPayload.length).toBe(0);
+    const asIdentity = await t.app.inject({ url: GUIDE, headers: { 'if-none-match': `"x", W/${gzipTag}` } });
+    expect(asIdentity.statusCode).toBe(304);
+    expect(asIdentity.headers.etag).toBe(identity.etag);
+    const stale = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'br', 'if-none-match': '"nope-br"' } });
+    expect(stale.statusCode).toBe(200);
+  });
+
+  it('sends the compressed headers on HEAD too', async () => {
+    const get = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'gzip' } });
+    const head = await t.app.inject({ method: 'HEAD', url: GUIDE, headers: { 'accept-encoding': 'gzip' } });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-encoding']).toBe('gzip');
+    expect(head.headers.etag).toBe(get.headers.etag);
+    expect(head.rawPayload.length).toBe(0);
+  });
+
+  it('leaves bodies under 1 KB uncompressed', async () => {
+    const tiny = await buildTestApp({ content: makeContent([makeGuide({ slug: 'tiny', markdown: '# Tiny\n\nShort.\n' })]) });
+    try {
+      const res = await tiny.app.inject({ url: '/api/v1/guides/tiny', headers: { 'accept-encoding': 'gzip, br' } });
+      expect(Buffer.byteLength(res.body)).toBeLessThan(1024);
+      expect(res.headers['content-encoding']).toBeUndefined();
+      expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+      expect(res.json<{ slug: string }>().slug).toBe('tiny');
+    } finally {
+      await tiny.close();
+    }
+  });
+
+  it('compresses large responses outside the cache once, too (/metrics)', async () => {
+    const plain = await t.app.inject({ url: '/metrics' });
+    expect(Buffer.byteLength(plain.body)).toBeGreaterThan(1024);
+    const res = await t.app.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip' } });
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(decode('gzip', res.rawPayload)).toMatch(/^# HELP /);
+    const small = await t.app.inject({ url: '/healthz', headers: { 'accept-encoding': 'gzip' } });
+    expect(small.headers['content-encoding']).toBeUndefined();
+  });
+});
