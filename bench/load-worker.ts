@@ -1,0 +1,108 @@
+/**
+ * The load generator: a long-lived child process (pinned to its own CPU by bench/run.ts) that runs
+ * autocannon jobs sent over IPC and answers with exact latency percentiles. It records every
+ * response time itself (autocannon's histogram rounds to whole milliseconds) and rotates through
+ * the job's request paths, so a job with many distinct paths defeats response caches.
+ */
+import autocannon from 'autocannon';
+
+export interface LoadJob {
+  url: string;
+  /** Request paths, used in order and then again from the start. */
+  paths: string[];
+  headers?: Record<string, string>;
+  connections: number;
+  durationSeconds: number;
+  /** The status every response should have (200, or 304 for revalidation). */
+  expectStatus: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Responses with another status than expected, and socket errors/timeouts. */
+  unexpected: number;
+  errors: number;
+  statusCounts: Record<string, number>;
+  /** Distinct paths sent, over requests: below 1 means some paths were sent more than once. */
+  distinctPathRatio: number;
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+export function runLoad(job: LoadJob): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    let latencies = new Float64Array(1 << 16);
+    let count = 0;
+    let unexpected = 0;
+    const statusCounts: Record<string, number> = {};
+    let next = 0;
+    const started = performance.now();
+    const instance = autocannon({
+      url: job.url,
+      connections: job.connections,
+      duration: job.durationSeconds,
+      pipelining: 1,
+      headers: job.headers ?? {},
+      requests: [{
+        method: 'GET',
+        setupRequest: (request) => {
+          const path = job.paths[next % job.paths.length] as string;
+          next += 1;
+          return { ...request, path };
+        },
+      }],
+    }, (error, result) => {
+      if (error) {
+        reject(error);
+        return;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const sorted = latencies.subarray(0, count).sort();
+      resolve({
+        requests: count,
+        seconds,
+        requestsPerSecond: count / Math.max(result.duration, 1e-9),
+        p50Ms: percentile(sorted, 0.5),
+        p90Ms: percentile(sorted, 0.9),
+        p99Ms: percentile(sorted, 0.99),
+        maxMs: percentile(sorted, 1),
+        unexpected,
+        errors: result.errors + result.timeouts,
+        statusCounts,
+        distinctPathRatio: count === 0 ? 1 : Math.min(1, job.paths.length / count),
+      });
+    });
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[count++] = responseTime;
+      statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
+      if (statusCode !== job.expectStatus) unexpected += 1;
+    });
+  });
+}
+
+// As a child process: run each job received over IPC, answer with its result.
+if (process.send) {
+  const send = process.send.bind(process);
+  process.on('message', (message: { id: number; job: LoadJob }) => {
+    runLoad(message.job).then(
+      (result) => send({ id: message.id, result }),
+      (error: unknown) => send({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    );
+  });
+  send({ ready: true });
+}

@@ -1,0 +1,718 @@
+/**
+ * `npm run bench`: the service as its users load it, next to the best baseline on the same machine
+ * in the same run (see bench/README.md).
+ *
+ * - Corpora of 1k/10k/100k generated guides (bench/corpus.ts), imported with the real CLI; the
+ *   folders and databases are cached in bench/.cache (a database is rebuilt when the built import
+ *   or store code changes).
+ * - The real server (`node dist/cli.js serve`) pinned to CPU 0, autocannon pinned to CPU 1
+ *   (bench/load-worker.ts), loopback only, fixed connections and duration, every scenario run
+ *   `--runs` times after a warm-up, medians reported.
+ * - The baseline: raw node:http answering the very bytes the service answered (bench/baseline-server.ts),
+ *   pinned to the same CPU, loaded the same way.
+ * - Output: a Markdown table on stdout and in bench/results/<date>.md, all figures in <date>.json.
+ *
+ * Options: --smoke (1k corpus, one short run of everything: proves the harness in CI),
+ * --corpus 1k,10k,100k, --runs 3, --duration 10, --warmup 2, --connections 50, --only <text>,
+ * --ref <git ref> (benchmark a committed version, built in bench/.cache), --no-build, --fresh.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { CORPUS_VERSION, buildVocabulary, createRandom, parseSize, writeCorpus } from './corpus.js';
+import type { BaselineResponse } from './baseline-server.js';
+import type { LoadJob, LoadResult } from './load-worker.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = path.join(ROOT, 'bench', '.cache');
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdefghijklmnop';
+const PAGE = 20;
+
+interface Options {
+  smoke: boolean;
+  corpora: string[];
+  runs: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  only?: string;
+  ref?: string;
+  build: boolean;
+  fresh: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      corpus: { type: 'string' },
+      runs: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      ref: { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+    },
+  });
+  const smoke = values.smoke ?? false;
+  const number = (value: string | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`not a positive number: ${value}`);
+    return parsed;
+  };
+  return {
+    smoke,
+    corpora: (values.corpus ?? (smoke ? '1k' : '1k,10k,100k')).split(',').map((s) => s.trim()).filter(Boolean),
+    runs: number(values.runs, smoke ? 1 : 3),
+    duration: number(values.duration, smoke ? 0.5 : 10),
+    warmup: number(values.warmup, smoke ? 0.2 : 2),
+    connections: number(values.connections, 50),
+    ...(values.only ? { only: values.only } : {}),
+    ...(values.ref ? { ref: values.ref } : {}),
+    build: !(values['no-build'] ?? false),
+    fresh: values.fresh ?? false,
+  };
+}
+
+const log = (message: string): void => {
+  process.stderr.write(`[bench] ${message}\n`);
+};
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function median(values: readonly number[]): number {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The code under test: the working tree's build, or a committed ref exported and built apart.
+
+interface Build {
+  dir: string;
+  cli: string;
+  label: string;
+}
+
+function prepareBuild(options: Options): Build {
+  if (options.ref) {
+    const sha = execFileSync('git', ['rev-parse', options.ref], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dir = path.join(CACHE, `ref-${sha.slice(0, 12)}`);
+    if (!existsSync(path.join(dir, 'dist', 'cli.js'))) {
+      log(`building ${options.ref} (${sha.slice(0, 12)}) in ${path.relative(ROOT, dir)}`);
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${dir}"`], { cwd: ROOT });
+      symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+      execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
+    }
+    return { dir, cli: path.join(dir, 'dist', 'cli.js'), label: `${options.ref} (${sha.slice(0, 12)})` };
+  }
+  if (options.build) {
+    log('building (tsc -p tsconfig.build.json)');
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  let head = 'unknown';
+  try {
+    head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    if (dirty) head += ' + uncommitted changes in src/';
+  } catch {
+    // not a git checkout
+  }
+  return { dir: ROOT, cli: path.join(ROOT, 'dist', 'cli.js'), label: `working tree at ${head}` };
+}
+
+/** Hash of the built code that shapes a database (import, store, domain), to key cached databases. */
+function importCodeHash(build: Build): string {
+  const hash = createHash('sha256').update(`corpus ${CORPUS_VERSION}\n`);
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.name.endsWith('.js')) hash.update(entry.name).update(readFileSync(file));
+    }
+  };
+  for (const sub of ['store', 'content', 'guides']) {
+    const dir = path.join(build.dir, 'dist', sub);
+    if (existsSync(dir)) walk(dir);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Corpora and databases.
+
+interface CorpusInfo {
+  label: string;
+  size: number;
+  dir: string;
+  db: string;
+  importSeconds: number;
+  importMeasuredAt: string;
+  importCached: boolean;
+  dbBytes: number;
+  published: number;
+}
+
+function ensureCorpus(size: number, options: Options): string {
+  const dir = path.join(CACHE, `corpus-${size}-v${CORPUS_VERSION}`);
+  const marker = path.join(dir, '.complete');
+  if (options.fresh || !existsSync(marker)) {
+    log(`generating the ${size}-guide corpus in ${path.relative(ROOT, dir)}`);
+    const started = performance.now();
+    writeCorpus(dir, { size });
+    writeFileSync(marker, new Date().toISOString());
+    log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  return dir;
+}
+
+function fileBytes(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+function ensureDatabase(label: string, size: number, corpusDir: string, build: Build, options: Options): CorpusInfo {
+  const key = importCodeHash(build);
+  const db = path.join(CACHE, `db-${size}-${key}.db`);
+  const sidecar = `${db}.json`;
+  if (options.fresh || !existsSync(sidecar)) {
+    for (const suffix of ['', '-wal', '-shm', '.json']) rmSync(`${db}${suffix}`, { force: true });
+    log(`importing ${label} with the real CLI (guides import)`);
+    const started = performance.now();
+    execFileSync(process.execPath, [build.cli, 'import', corpusDir], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${db}`, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+      maxBuffer: 1 << 30,
+    });
+    const importSeconds = (performance.now() - started) / 1000;
+    log(`imported in ${importSeconds.toFixed(1)} s`);
+    const handle = new Database(db);
+    handle.pragma('wal_checkpoint(TRUNCATE)');
+    handle.close();
+    writeFileSync(sidecar, JSON.stringify({ importSeconds, measuredAt: new Date().toISOString() }));
+  }
+  const meta = JSON.parse(readFileSync(sidecar, 'utf8')) as { importSeconds: number; measuredAt: string };
+  const handle = new Database(db, { readonly: true });
+  const published = (handle.prepare("SELECT count(*) AS n FROM guides WHERE status = 'published'").get() as { n: number }).n;
+  handle.close();
+  return {
+    label, size, dir: corpusDir, db,
+    importSeconds: meta.importSeconds,
+    importMeasuredAt: meta.measuredAt,
+    importCached: !options.fresh && Date.now() - Date.parse(meta.measuredAt) > 60_000,
+    dbBytes: fileBytes(db) + fileBytes(`${db}-wal`),
+    published,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: the load generator, the baseline server, the service.
+
+interface Worker {
+  child: ChildProcess;
+  request<T>(message: object): Promise<T>;
+}
+
+function startIpcChild(cpu: string, script: string, env: NodeJS.ProcessEnv = process.env): Promise<Worker & { hello: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', cpu, process.execPath, '--import', 'tsx', script], {
+      cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let nextId = 1;
+    const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+    child.on('message', (message: { id?: number; ready?: boolean; result?: unknown; error?: string }) => {
+      if (message.ready) {
+        resolve({
+          child,
+          hello: message as Record<string, unknown>,
+          request<T>(body: object): Promise<T> {
+            return new Promise<T>((res, rej) => {
+              const id = nextId++;
+              pending.set(id, { resolve: res as (value: unknown) => void, reject: rej });
+              child.send({ id, ...body });
+            });
+          },
+        });
+        return;
+      }
+      if (message.id !== undefined) {
+        const waiter = pending.get(message.id);
+        pending.delete(message.id);
+        if (message.error) waiter?.reject(new Error(message.error));
+        else waiter?.resolve(message.result);
+      }
+    });
+    child.once('exit', (code) => {
+      for (const waiter of pending.values()) waiter.reject(new Error(`${path.basename(script)} exited with ${code}`));
+      reject(new Error(`${path.basename(script)} exited with ${code} before it was ready`));
+    });
+  });
+}
+
+function httpRequest(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        resolve({ status: response.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks) });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.setTimeout(10_000, () => request.destroy(new Error('timeout')));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  readyMs: number;
+  stderr: string[];
+  stop(): Promise<void>;
+}
+
+async function startService(build: Build, db: string, logLevel: string): Promise<Service> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const stderr: string[] = [];
+  const started = performance.now();
+  // Request logs go to /dev/null: pino still formats and writes every line, nothing reads them.
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, build.cli, 'serve'], {
+    cwd: build.dir,
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: `sqlite:${db}`,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: url,
+      LOG_LEVEL: logLevel,
+      CURSOR_SECRET,
+      RATE_LIMIT_PER_MINUTE: '0',
+      SHUTDOWN_GRACE_MS: '3000',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr.push(chunk.toString());
+    if (stderr.length > 50) stderr.shift();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  for (;;) {
+    if (exited) throw new Error(`the server exited before it was ready:\n${stderr.join('')}`);
+    try {
+      const response = await httpRequest(`${url}/readyz`);
+      if (response.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > 120_000) throw new Error('the server was not ready within 120 s');
+    await sleep(5);
+  }
+  const readyMs = performance.now() - started;
+  return {
+    child, url, readyMs, stderr,
+    stop: () => new Promise<void>((resolve) => {
+      if (exited) {
+        resolve();
+        return;
+      }
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+function rssKb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+interface Scenario {
+  id: string;
+  title: string;
+  logLevel: 'warn' | 'info';
+  connections: number;
+  expectStatus: number;
+  headers?: Record<string, string>;
+  /** Paths for one run (-1: the warm-up); uncached scenarios give every run its own paths. */
+  paths(run: number): string[];
+  hasBaseline: boolean;
+  isUncached: boolean;
+}
+
+interface QueryPools {
+  common: string[];
+  rare: string[];
+  twoTerm: string[];
+  prefix: string[];
+}
+
+/** Distinct search texts of each kind, deterministic. */
+function queryPools(count: number): QueryPools {
+  const { words } = buildVocabulary();
+  const random = createRandom(4242);
+  const pick = (from: number, to: number): string => words[from + Math.floor(random() * (Math.min(to, words.length) - from))] as string;
+  const make = (generate: () => string): string[] => {
+    const seen = new Set<string>();
+    for (let attempts = 0; seen.size < count && attempts < count * 20; attempts += 1) seen.add(generate());
+    return [...seen];
+  };
+  return {
+    // Words among the 60 most frequent (function words and general restaurant terms): each matches nearly every guide.
+    common: make(() => Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(0, 60)).join(' ')),
+    // Words from the long tail: a handful of guides each, often none together.
+    rare: make(() => Array.from({ length: 1 + Math.floor(random() * 2) }, () => pick(3000, 40_000)).join(' ')),
+    // A mid-frequency word with another word from the first 3,000.
+    twoTerm: make(() => `${pick(100, 3000)} ${pick(0, 3000)}`),
+    // A 2–5 letter prefix of a word, alone or after a common word: "food pe", "sta".
+    prefix: make(() => {
+      const word = pick(0, 20_000);
+      const prefix = word.slice(0, Math.min(word.length, 2 + Math.floor(random() * 4)));
+      return random() < 0.5 ? prefix : `${pick(0, 60)} ${prefix}`;
+    }),
+  };
+}
+
+async function loadCursorCodec(build: Build): Promise<{ encode(payload: unknown): string }> {
+  const module = (await import(pathToFileURL(path.join(build.dir, 'dist', 'guides', 'cursor.js')).href)) as {
+    createCursorCodec(keys: Buffer[]): { encode(payload: unknown): string };
+  };
+  return module.createCursorCodec([Buffer.from(CURSOR_SECRET, 'utf8')]);
+}
+
+async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options): Promise<{ scenarios: Scenario[]; deepPage: number }> {
+  const handle = new Database(corpus.db, { readonly: true });
+  const rows = handle.prepare(`SELECT slug, published_ms AS ms FROM guides INDEXED BY guides_published_by_date
+    WHERE status = 'published' ORDER BY published_ms DESC, slug`).all() as { slug: string; ms: number }[];
+  handle.close();
+  const codec = await loadCursorCodec(build);
+  const cursorAt = (index: number): string => {
+    const row = rows[Math.min(index, rows.length - 1)] as { slug: string; ms: number };
+    return codec.encode({ kind: 'list', after: { publishedMs: row.ms, slug: row.slug } });
+  };
+  const runs = options.runs + 1;
+  const perRunC1 = options.smoke ? 2_000 : 20_000;
+  const perRunBusy = options.smoke ? 5_000 : 50_000;
+  const pools = queryPools(runs * (perRunC1 + perRunBusy));
+  const slice = <T>(pool: readonly T[], per: number, offset: number, run: number): T[] => {
+    const start = offset + (run + 1) * per;
+    const part = pool.slice(start, start + per);
+    return part.length > 0 ? part : pool.slice(0, per);
+  };
+  const hot = rows.slice(0, 16).map((r) => `/api/v1/guides/${r.slug}`);
+  const random = createRandom(99);
+  const randomSlugs = Array.from({ length: 200_000 }, () => `/api/v1/guides/${(rows[Math.floor(random() * rows.length)] as { slug: string }).slug}`);
+  // Page 1,000 of the list starts after the 19,980th guide (smaller corpora: their second half).
+  // Both cursor scenarios walk the same number of positions with the same limits (20–50), so each
+  // request is a distinct, uncached page and the only difference is the depth.
+  const deepIndex = Math.max(0, Math.min(999 * PAGE - 1, Math.floor(rows.length / 2)));
+  const deepPage = Math.floor(deepIndex / PAGE) + 2;
+  const span = Math.max(1, Math.min(deepIndex, rows.length - deepIndex - 60));
+  const cursorPaths = (from: number, run: number): string[] => Array.from({ length: perRunC1 }, (_, k) => {
+    const i = (run + 1) * perRunC1 + k;
+    const limit = PAGE + (Math.floor(i / span) % 31);
+    return `/api/v1/guides?cursor=${cursorAt(from + (i % span))}${limit === PAGE ? '' : `&limit=${limit}`}`;
+  });
+  const search = (q: string): string => `/api/v1/guides?q=${encodeURIComponent(q)}`;
+  const scenarios: Scenario[] = [
+    { id: 'detail-hot', title: 'guide detail, 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => hot, hasBaseline: true, isUncached: false },
+    { id: 'detail-hot-logged', title: 'guide detail, 16 hot slugs, a log line per request (info)', logLevel: 'info', connections: options.connections, expectStatus: 200, paths: () => hot, hasBaseline: true, isUncached: false },
+    { id: 'detail-random', title: 'guide detail, random slugs over all guides', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: (run) => slice(randomSlugs, 50_000, 0, run), hasBaseline: true, isUncached: false },
+    { id: 'revalidate-304', title: '304 revalidation (If-None-Match) of a guide', logLevel: 'warn', connections: options.connections, expectStatus: 304, paths: () => [hot[0] as string], hasBaseline: true, isUncached: false },
+    { id: 'list-page-1', title: 'list page 1', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/guides'], hasBaseline: true, isUncached: false },
+    { id: 'product', title: 'product', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/product'], hasBaseline: true, isUncached: false },
+    { id: 'resources', title: 'resources', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/resources'], hasBaseline: true, isUncached: false },
+    { id: 'list-early-pages', title: `list pages 2–${deepPage - 1} by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(0, run), hasBaseline: false, isUncached: true },
+    { id: 'list-deep-pages', title: `list pages ${deepPage}+ by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(deepIndex, run), hasBaseline: false, isUncached: true },
+  ];
+  const kinds: [keyof QueryPools, string][] = [['common', 'common terms'], ['rare', 'rare terms'], ['twoTerm', 'two terms'], ['prefix', 'prefix']];
+  for (const [kind, title] of kinds) {
+    const pool = pools[kind].map(search);
+    scenarios.push({ id: `search-${kind}-c1`, title: `search, ${title}, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => slice(pool, perRunC1, 0, run), hasBaseline: false, isUncached: true });
+    scenarios.push({ id: `search-${kind}-c16`, title: `search, ${title}, uncached, 16 connections`, logLevel: 'warn', connections: 16, expectStatus: 200, paths: (run) => slice(pool, perRunBusy, runs * perRunC1, run), hasBaseline: false, isUncached: true });
+  }
+  return { scenarios: scenarios.filter((s) => !options.only || s.id.includes(options.only)), deepPage };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running.
+
+interface RunFigures {
+  app: LoadResult;
+  baseline?: LoadResult;
+  rssMaxKb: number;
+}
+
+interface ScenarioResult {
+  id: string;
+  title: string;
+  connections: number;
+  runs: RunFigures[];
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  baselineRequestsPerSecond?: number;
+  baselineP99Ms?: number;
+  ratio?: number;
+  responseBytes: number;
+  isUncached: boolean;
+  distinctPathRatio: number;
+  unexpected: number;
+}
+
+interface CorpusResult {
+  corpus: Omit<CorpusInfo, 'dir' | 'db'>;
+  readyMs: number[];
+  rssMaxKb: number;
+  deepPage: number;
+  scenarios: ScenarioResult[];
+}
+
+async function benchCorpus(label: string, build: Build, options: Options, load: Worker, baseline: Worker & { hello: Record<string, unknown> }): Promise<CorpusResult> {
+  const size = parseSize(label);
+  const corpusDir = ensureCorpus(size, options);
+  const corpus = ensureDatabase(label, size, corpusDir, build, options);
+  log(`${label}: ${corpus.published} published guides, database ${(corpus.dbBytes / 1e6).toFixed(0)} MB`);
+
+  const readyMs: number[] = [];
+  for (let i = 0; i < (options.smoke ? 1 : 3); i += 1) {
+    const service = await startService(build, corpus.db, 'warn');
+    readyMs.push(service.readyMs);
+    await service.stop();
+  }
+  log(`${label}: start to ready ${readyMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+
+  const { scenarios, deepPage } = await makeScenarios(corpus, build, options);
+  const results: ScenarioResult[] = [];
+  let rssMaxKb = 0;
+  const baselineUrl = `http://127.0.0.1:${String(baseline.hello.port)}`;
+  for (const logLevel of ['warn', 'info'] as const) {
+    const group = scenarios.filter((s) => s.logLevel === logLevel);
+    if (group.length === 0) continue;
+    const service = await startService(build, corpus.db, logLevel);
+    try {
+      for (const scenario of group) {
+        const headers = { ...scenario.headers };
+        const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`);
+        if (scenario.expectStatus === 304) headers['if-none-match'] = sample.headers.etag ?? '';
+        const job = (run: number, seconds: number): LoadJob => ({
+          url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,
+        });
+        log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)`);
+        await load.request<LoadResult>({ job: job(-1, options.warmup) });
+        const runs: RunFigures[] = [];
+        for (let run = 0; run < options.runs; run += 1) {
+          let peak = 0;
+          const sampler = setInterval(() => {
+            peak = Math.max(peak, rssKb(service.child.pid ?? 0));
+          }, 200);
+          const app = await load.request<LoadResult>({ job: job(run, options.duration) });
+          clearInterval(sampler);
+          peak = Math.max(peak, rssKb(service.child.pid ?? 0));
+          rssMaxKb = Math.max(rssMaxKb, peak);
+          runs.push({ app, rssMaxKb: peak });
+        }
+        if (scenario.hasBaseline) {
+          const reference = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
+          const response: BaselineResponse = {
+            status: reference.status,
+            headers: Object.fromEntries(Object.entries(reference.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
+            body: reference.body.toString('base64'),
+          };
+          await baseline.request<boolean>({ response });
+          const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: reference.status });
+          await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
+          for (let run = 0; run < options.runs; run += 1) (runs[run] as RunFigures).baseline = await load.request<LoadResult>({ job: baseJob(run, options.duration) });
+        }
+        const rps = median(runs.map((r) => r.app.requestsPerSecond));
+        const baseRps = scenario.hasBaseline ? median(runs.map((r) => r.baseline?.requestsPerSecond ?? Number.NaN)) : undefined;
+        const result: ScenarioResult = {
+          id: scenario.id,
+          title: scenario.title,
+          connections: scenario.connections,
+          runs,
+          requestsPerSecond: rps,
+          p50Ms: median(runs.map((r) => r.app.p50Ms)),
+          p99Ms: median(runs.map((r) => r.app.p99Ms)),
+          ...(baseRps !== undefined ? {
+            baselineRequestsPerSecond: baseRps,
+            baselineP99Ms: median(runs.map((r) => r.baseline?.p99Ms ?? Number.NaN)),
+            ratio: rps / baseRps,
+          } : {}),
+          responseBytes: sample.body.length,
+          isUncached: scenario.isUncached,
+          distinctPathRatio: Math.min(...runs.map((r) => r.app.distinctPathRatio)),
+          unexpected: runs.reduce((sum, r) => sum + r.app.unexpected + r.app.errors, 0),
+        };
+        if (result.unexpected > 0) log(`  ${result.unexpected} unexpected responses or errors: ${JSON.stringify(runs.map((r) => r.app.statusCounts))}`);
+        log(`  ${rps.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms${result.ratio !== undefined ? `, ${result.ratio.toFixed(2)} × baseline (${baseRps?.toFixed(0)} req/s)` : ''}`);
+        results.push(result);
+      }
+    } finally {
+      await service.stop();
+    }
+  }
+  return { corpus: { label: corpus.label, size: corpus.size, importSeconds: corpus.importSeconds, importMeasuredAt: corpus.importMeasuredAt, importCached: corpus.importCached, dbBytes: corpus.dbBytes, published: corpus.published }, readyMs, rssMaxKb, deepPage, scenarios: results };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets and the report.
+
+interface TargetRow {
+  target: string;
+  corpus: string;
+  goal: string;
+  measured: string;
+  status: 'PASS' | 'MISS' | 'NOT RUN';
+}
+
+function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const find = (corpus: string, id: string): ScenarioResult | undefined => results.find((r) => r.corpus.label === corpus)?.scenarios.find((s) => s.id === id);
+  const status = (ok: boolean | undefined): TargetRow['status'] => (ok === undefined ? 'NOT RUN' : ok ? 'PASS' : 'MISS');
+  const ratioTarget = (target: string, id: string, goal: number): void => {
+    for (const result of results) {
+      const s = find(result.corpus.label, id);
+      rows.push({ target, corpus: result.corpus.label, goal: `≥ ${goal} × baseline`, measured: s?.ratio !== undefined ? `${s.ratio.toFixed(2)} × (${s.requestsPerSecond.toFixed(0)} / ${s.baselineRequestsPerSecond?.toFixed(0)} req/s)` : '—', status: status(s?.ratio === undefined ? undefined : s.ratio >= goal) });
+    }
+    if (results.length === 0) rows.push({ target, corpus: '—', goal: `≥ ${goal} × baseline`, measured: '—', status: 'NOT RUN' });
+  };
+  ratioTarget('guide detail, hot, logs at warn', 'detail-hot', 0.75);
+  ratioTarget('guide detail, hot, a log line per request', 'detail-hot-logged', 0.45);
+  ratioTarget('list page 1', 'list-page-1', 0.7);
+  ratioTarget('product', 'product', 0.7);
+  ratioTarget('resources', 'resources', 0.7);
+  ratioTarget('304 revalidation', 'revalidate-304', 0.8);
+  const main = results.find((r) => r.corpus.label === '100k');
+  const early = main && find('100k', 'list-early-pages');
+  const deep = main && find('100k', 'list-deep-pages');
+  rows.push({
+    target: `deep page (page ~${main?.deepPage ?? 1000}) vs early pages, p99`, corpus: '100k', goal: '≤ 1.2 × early pages p99',
+    measured: early && deep ? `${deep.p99Ms.toFixed(2)} ms vs ${early.p99Ms.toFixed(2)} ms (${(deep.p99Ms / early.p99Ms).toFixed(2)} ×)` : '—',
+    status: status(early && deep ? deep.p99Ms <= 1.2 * early.p99Ms : undefined),
+  });
+  for (const kind of ['common', 'rare', 'twoTerm', 'prefix']) {
+    const c1 = find('10k', `search-${kind}-c1`);
+    const busy = find('10k', `search-${kind}-c16`);
+    rows.push({ target: `search ${kind}, uncached, p99 at concurrency 1`, corpus: '10k', goal: '≤ 5 ms', measured: c1 ? `${c1.p99Ms.toFixed(2)} ms` : '—', status: status(c1 ? c1.p99Ms <= 5 : undefined) });
+    rows.push({ target: `search ${kind}, uncached, throughput (16 connections)`, corpus: '10k', goal: '≥ 2,000 req/s', measured: busy ? `${busy.requestsPerSecond.toFixed(0)} req/s` : '—', status: status(busy ? busy.requestsPerSecond >= 2000 : undefined) });
+  }
+  const common100k = find('100k', 'search-common-c1');
+  rows.push({ target: 'search common terms, uncached, p99 at concurrency 1', corpus: '100k', goal: '≤ 25 ms', measured: common100k ? `${common100k.p99Ms.toFixed(2)} ms` : '—', status: status(common100k ? common100k.p99Ms <= 25 : undefined) });
+  rows.push({ target: 'import 100k guides', corpus: '100k', goal: '≤ 60 s', measured: main ? `${main.corpus.importSeconds.toFixed(1)} s` : '—', status: status(main ? main.corpus.importSeconds <= 60 : undefined) });
+  rows.push({ target: 'server RSS under load', corpus: '100k', goal: '≤ 200 MB', measured: main ? `${(main.rssMaxKb / 1024).toFixed(0)} MB` : '—', status: status(main ? main.rssMaxKb / 1024 <= 200 : undefined) });
+  rows.push({ target: 'start to ready (first 200 from /readyz)', corpus: '100k', goal: '≤ 1 s', measured: main ? `${median(main.readyMs).toFixed(0)} ms` : '—', status: status(main ? median(main.readyMs) <= 1000 : undefined) });
+  return rows;
+}
+
+function machineNotes(build: Build, options: Options, loadBefore: number[], loadAfter: number[]): string[] {
+  const cpus = os.cpus();
+  return [
+    `Date: ${new Date().toISOString()}; code: ${build.label}; Node ${process.version}; ${os.type()} ${os.release()}`,
+    `CPU: ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}; memory ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `Server (and baseline) pinned to CPU ${SERVER_CPU}, autocannon pinned to CPU ${LOAD_CPU}; loopback; ${options.runs} run(s) of ${options.duration} s after ${options.warmup} s warm-up per scenario; medians.`,
+    `Load average (1/5/15 min) before: ${loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${loadAfter.map((v) => v.toFixed(2)).join(' / ')} — other work on the machine shows up as noise.`,
+    'Request logs of the service go to /dev/null (formatted and written, never read). Uncached scenarios send a distinct request path each time (search text or cursor), so the representation cache never answers them.',
+  ];
+}
+
+function renderMarkdown(results: readonly CorpusResult[], targets: readonly TargetRow[], notes: readonly string[], options: Options): string {
+  const fmt = (n: number | undefined, digits = 0): string => (n === undefined || !Number.isFinite(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+  const lines: string[] = [`# Benchmark results${options.smoke ? ' (smoke run: proves the harness, not the figures)' : ''}`, ''];
+  lines.push('## Targets', '', '| target | corpus | goal | measured | status |', '| --- | --- | --- | --- | --- |');
+  for (const row of targets) lines.push(`| ${row.target} | ${row.corpus} | ${row.goal} | ${row.measured} | ${row.status} |`);
+  lines.push('', '## Corpora', '', '| corpus | published guides | import (real CLI) | database | start to ready (median) | server RSS under load (max) |', '| --- | --- | --- | --- | --- | --- |');
+  for (const r of results) {
+    lines.push(`| ${r.corpus.label} | ${fmt(r.corpus.published)} | ${fmt(r.corpus.importSeconds, 1)} s${r.corpus.importCached ? ` (cached, ${r.corpus.importMeasuredAt.slice(0, 16)}Z)` : ''} | ${fmt(r.corpus.dbBytes / 1e6)} MB | ${fmt(median(r.readyMs))} ms | ${fmt(r.rssMaxKb / 1024)} MB |`);
+  }
+  for (const r of results) {
+    lines.push('', `## Scenarios, ${r.corpus.label} corpus`, '', '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | body bytes |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const s of r.scenarios) {
+      const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
+      lines.push(`| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${s.ratio === undefined ? '—' : fmt(s.ratio, 2)} | ${fmt(s.responseBytes)} |`);
+    }
+  }
+  lines.push('', '## Machine notes', '', ...notes.map((n) => `- ${n}`), '');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const started = performance.now();
+  const loadBefore = os.loadavg();
+  if (os.cpus().length < 2) log('warning: fewer than 2 CPUs; server and load generator will share one');
+  mkdirSync(CACHE, { recursive: true });
+  const build = prepareBuild(options);
+  const load = await startIpcChild(LOAD_CPU, path.join(ROOT, 'bench', 'load-worker.ts'));
+  const baseline = await startIpcChild(SERVER_CPU, path.join(ROOT, 'bench', 'baseline-server.ts'), { ...process.env, PORT: '0' });
+  const results: CorpusResult[] = [];
+  try {
+    for (const label of options.corpora) results.push(await benchCorpus(label, build, options, load, baseline));
+  } finally {
+    load.child.disconnect();
+    baseline.child.disconnect();
+  }
+  const targets = evaluateTargets(results);
+  const notes = machineNotes(build, options, loadBefore, os.loadavg());
+  const markdown = renderMarkdown(results, targets, notes, options);
+  mkdirSync(RESULTS, { recursive: true });
+  const name = `${new Date().toISOString().slice(0, 10)}${options.smoke ? '-smoke' : ''}`;
+  writeFileSync(path.join(RESULTS, `${name}.md`), markdown);
+  writeFileSync(path.join(RESULTS, `${name}.json`), `${JSON.stringify({ options, notes, targets, results }, null, 2)}\n`);
+  process.stdout.write(`${markdown}\n`);
+  log(`wrote bench/results/${name}.md and .json in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const failed = results.flatMap((r) => r.scenarios).filter((s) => s.runs.every((run) => run.app.requests === 0));
+  if (failed.length > 0) {
+    log(`no successful request in: ${failed.map((s) => s.id).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
