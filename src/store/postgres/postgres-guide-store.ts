@@ -13,8 +13,8 @@ import type {
 import { planImport } from '../content-diff.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
-import { IMPORT_LOCK, LOCK_CLASS, MIGRATION_LOCK, POSTGRES_MIGRATIONS, SEARCH_CONFIG } from './postgres-schema.js';
-import { HEADLINE_OPTIONS, POSTGRES_RANK_WEIGHTS, SEARCH_QUERY_CTE, toSearchParameters } from './postgres-search.js';
+import { IMPORT_LOCK, LOCK_CLASS, MIGRATION_LOCK, POSTGRES_MIGRATIONS } from './postgres-schema.js';
+import { POSTGRES_RANK_WEIGHTS, SEARCH_QUERY_CTE, SNIPPET_SELECT, toSearchParameters } from './postgres-search.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -92,7 +92,7 @@ const SQL = {
    * Score: lower is better (the SearchPosition convention). A guide whose title alone matches the
    * whole query comes first (-1), then ts_rank_cd normalized to [0, 1) (flag 32) orders within.
    * Everything is float8, so the number a cursor carries compares equal when it comes back.
-   * Snippets are made for the page's rows only, after the LIMIT.
+   * Snippets are made for the page's rows only, after the LIMIT (see SNIPPET_SELECT).
    */
   search: `WITH ${SEARCH_QUERY_CTE},
     matches AS (
@@ -108,15 +108,9 @@ const SQL = {
         AND (m.published_ms < $6::bigint OR (m.published_ms = $6::bigint AND m.slug > $7::text)))
       ORDER BY m.score, m.published_ms DESC, m.slug LIMIT $3::integer + 1
     )
-    SELECT ${SUMMARY_COLUMNS}, p.score,
-      CASE WHEN p.n <= $3::integer THEN ts_headline('${SEARCH_CONFIG}',
-        CASE
-          WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN g.plain_text
-          WHEN ts_filter(g.search_vector, '{b}') @@ s.query THEN replace(g.summary, '*', '')
-          WHEN g.title_vector @@ s.query THEN replace(g.title, '*', '')
-          ELSE g.plain_text
-        END, s.query, '${HEADLINE_OPTIONS}') END AS snippet
+    SELECT ${SUMMARY_COLUMNS}, p.score, snip.snippet
     FROM page AS p JOIN guides AS g ON g.id = p.id CROSS JOIN search AS s
+    LEFT JOIN LATERAL (${SNIPPET_SELECT}) AS snip ON p.n <= $3::integer
     ORDER BY p.score, g.published_ms DESC, g.slug`,
   existing: 'SELECT slug, status, content_hash FROM guides ORDER BY id',
   upsert: `INSERT INTO guides (slug, status, title, summary, tags, language, published_at, published_ms, updated_at,

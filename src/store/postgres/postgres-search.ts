@@ -13,7 +13,11 @@ import { SEARCH_CONFIG } from './postgres-schema.js';
 export const POSTGRES_RANK_WEIGHTS = '{0.1, 0.3, 0.4, 1.0}';
 
 /** Options for ts_headline: `**` marks, one fragment of the best-matching passage. */
-export const HEADLINE_OPTIONS = 'StartSel=**, StopSel=**, MaxFragments=1, MaxWords=24, MinWords=12, ShortWord=2, FragmentDelimiter=" … "';
+const HEADLINE_OPTIONS = 'StartSel=**, StopSel=**, MaxFragments=1, MaxWords=24, MinWords=12, ShortWord=2';
+/** The cheaper cover-based ts_headline, for the rare guide whose first window has no match. */
+const FALLBACK_HEADLINE_OPTIONS = 'StartSel=**, StopSel=**, MaxWords=24, MinWords=12, ShortWord=2';
+/** Characters of the snippet source searched first (about 400 words). */
+const SNIPPET_WINDOW = 3000;
 
 export interface SearchParameters {
   /** Terms matched as whole words or phrases (each is one or more words joined by spaces). */
@@ -54,3 +58,32 @@ export const SEARCH_QUERY_CTE = `
   search AS (
     SELECT guides_tsquery_and(tq) AS query, coalesce(bool_and(numnode(tq) > 0), false) AS ok FROM search_terms
   )`;
+
+/**
+ * The snippet of one result row (`g` the guide, `s` the search; a LATERAL subquery). Its source is
+ * the first field that matches the whole query: the body's plain text (Markdown removed, so a `**`
+ * can only be ours), else the summary, else the title (their own `*` removed).
+ *
+ * ts_headline re-parses its text and its cost grows faster than the text (the fragment mode
+ * enumerates every cover): on 2,000-word guides it was most of a search's time. So it reads the
+ * first SNIPPET_WINDOW characters (cut at a word boundary) first, and only when no term matched
+ * there the whole text, with the cheaper cover-based mode. OFFSET 0 keeps PostgreSQL from
+ * inlining the subqueries, which would compute the same headline several times.
+ */
+export const SNIPPET_SELECT = `
+  SELECT CASE WHEN position('**' in head.text) > 0 OR length(source.text) <= ${SNIPPET_WINDOW} THEN head.text
+    ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.query, '${FALLBACK_HEADLINE_OPTIONS}') END AS snippet
+  FROM (
+    SELECT CASE
+      WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN g.plain_text
+      WHEN ts_filter(g.search_vector, '{b}') @@ s.query THEN replace(g.summary, '*', '')
+      WHEN g.title_vector @@ s.query THEN replace(g.title, '*', '')
+      ELSE g.plain_text
+    END AS text OFFSET 0
+  ) AS source
+  CROSS JOIN LATERAL (
+    SELECT ts_headline('${SEARCH_CONFIG}',
+      CASE WHEN length(source.text) > ${SNIPPET_WINDOW} THEN regexp_replace(left(source.text, ${SNIPPET_WINDOW + 1}), '\\S*$', '') ELSE source.text END,
+      s.query, '${HEADLINE_OPTIONS}') AS text
+    OFFSET 0
+  ) AS head`;
