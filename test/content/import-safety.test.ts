@@ -1,0 +1,292 @@
+/**
+ * Data safety of `guides import`, run as users run it (a child process): an import that fails
+ * half-way leaves the database exactly as it was. "Exactly" is a checksum of everything the store
+ * serves (product, resources, content version, every published guide, every list page, searches),
+ * taken through its public reads before and after.
+ *
+ * - A guide file made invalid, deleted or emptied while the import is reading the folder: the
+ *   import refuses (exit 1, the file named) and nothing changes.
+ * - The import killed with SIGKILL while it applies its transaction (SQLite: while it holds the
+ *   write lock after validating; PostgreSQL: once its transaction has written on the server):
+ *   nothing changes, the database is intact, and the next import works.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { GuideStore } from '../../src/store/guide-store.js';
+import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const SAMPLE = path.join(ROOT, 'content');
+const TINY = path.join(ROOT, 'test', 'fixtures', 'content-tiny');
+
+const hasPostgres = await requirePostgres('the SIGKILL-during-import test on PostgreSQL');
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = makeTempDir('guides-import-safety-');
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const WORDS = 'kitchen menu food staff allergen waste cost prep line cooler grill service table order supplier invoice'.split(' ');
+
+/**
+ * A content folder of `count` generated guides (about 8 KB of Markdown each), which also updates
+ * two sample guides and drops the rest (so applying it creates, updates and archives).
+ */
+function writeBulkContent(dir: string, count: number): string[] {
+  mkdirSync(path.join(dir, 'guides'), { recursive: true });
+  cpSync(path.join(SAMPLE, 'product.yaml'), path.join(dir, 'product.yaml'));
+  writeFileSync(path.join(dir, 'resources.yaml'), 'links:\n  - rel: help\n    href: https://example.com/changed-help\n    title: Changed help\n');
+  for (const slug of ['reduce-food-waste', 'opening-a-cafe']) {
+    writeFileSync(path.join(dir, 'guides', `${slug}.md`), `---\ntitle: Rewritten ${slug}\nsummary: Rewritten by the bulk import.\npublishedAt: 2026-05-01T00:00:00Z\n---\n\nRewritten body.\n`);
+  }
+  const names: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const paragraphs = Array.from({ length: 40 }, (_, p) =>
+      `Paragraph ${p} of bulk guide ${i}: ${Array.from({ length: 15 }, (_, w) => WORDS[(i * 7 + p * 3 + w) % WORDS.length]).join(' ')} word${i}x${p}.`);
+    const name = `bulk-${String(i).padStart(5, '0')}.md`;
+    writeFileSync(path.join(dir, 'guides', name),
+      `---\ntitle: Bulk guide ${i}\nsummary: Generated guide number ${i}.\npublishedAt: 2025-01-01T00:00:00Z\ntags: [bulk]\n---\n\n# Bulk guide ${i}\n\n## Section\n\n${paragraphs.join('\n\n')}\n`);
+    names.push(name);
+  }
+  return names;
+}
+
+/** A checksum of everything the store serves, read through its public interface only. */
+async function servedChecksum(store: GuideStore): Promise<{ checksum: string; guides: number }> {
+  const hash = createHash('sha256');
+  const add = (value: unknown): void => {
+    hash.update(`${JSON.stringify(value)}\n`);
+  };
+  add(await store.contentVersion());
+  add(await store.getProduct());
+  add(await store.getResources());
+  const index = await store.listPublishedIndex();
+  add(index);
+  for (const entry of index) add(await store.getPublishedGuide(entry.slug));
+  let after: Awaited<ReturnType<GuideStore['listPublishedGuides']>>['next'];
+  do {
+    const page = await store.listPublishedGuides({ limit: 50, ...(after ? { after } : {}) });
+    add(page.items);
+    after = page.next;
+  } while (after);
+  for (const word of ['kitchen', 'menu', 'bulk', 'paragraph', 'rewritten', 'allergen']) {
+    add(await store.searchPublishedGuides({ query: { text: word, terms: [{ words: [word], isPrefix: true }] }, limit: 50 }));
+  }
+  return { checksum: hash.digest('hex'), guides: index.length };
+}
+
+async function checksumOf(open: () => GuideStore): Promise<{ checksum: string; guides: number }> {
+  const store = open();
+  try {
+    return await servedChecksum(store);
+  } finally {
+    await store.close();
+  }
+}
+
+interface RunningImport {
+  pid: number;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+function startImport(dir: string, databaseUrl: string): RunningImport {
+  const child = spawn(process.execPath, [CLI, 'import', dir], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return {
+    pid: child.pid!,
+    done: new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))),
+  };
+}
+
+async function runImport(dir: string, databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return startImport(dir, databaseUrl).done;
+}
+
+/** Polls until `probe` returns a value; fails when `isOver` says the moment has passed, or after a minute. */
+async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, isOver: () => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (isOver()) throw new Error(`never saw ${what}: the import ended first (make the generated folder larger)`);
+    if (Date.now() > deadline) throw new Error(`never saw ${what} within a minute`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The guide files the process has open right now (Linux /proc). */
+function openGuideFiles(pid: number, guidesDir: string): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        return target.startsWith(guidesDir) ? [path.basename(target)] : [];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * True while `pid` holds SQLite's WAL write lock on `db` (byte 120 of the -shm file, a POSIX lock
+ * listed in /proc/locks): from BEGIN IMMEDIATE until its commit is fully written.
+ */
+function holdsSqliteWriteLock(pid: number, db: string): boolean {
+  let inode: number;
+  try {
+    inode = statSync(`${db}-shm`).ino;
+  } catch {
+    return false;
+  }
+  return readFileSync('/proc/locks', 'utf8').split('\n')
+    .some((line) => / POSIX +ADVISORY +WRITE /.test(line) && line.includes(` ${pid} `) && line.includes(`:${inode} 120 120`));
+}
+
+describe('an import that fails half-way changes nothing', () => {
+  // Built once: a database holding the sample content, its checksum, and the generated folders.
+  let shared: string;
+  let sampleDb: string;
+  let before: { checksum: string; guides: number };
+  let readingFolder: string;
+  let readingNames: string[];
+  let applyingFolder: string;
+  beforeAll(async () => {
+    shared = makeTempDir('guides-import-safety-shared-');
+    sampleDb = path.join(shared, 'sample.db');
+    const imported = await runImport(SAMPLE, `sqlite:${sampleDb}`);
+    expect(imported.code, imported.stderr).toBe(0);
+    before = await checksumOf(() => createSqliteGuideStore(sampleDb, { fileMustExist: true }));
+    expect(before.guides).toBeGreaterThan(20);
+    readingFolder = path.join(shared, 'reading');
+    readingNames = writeBulkContent(readingFolder, 240);
+    applyingFolder = path.join(shared, 'applying');
+    writeBulkContent(applyingFolder, 400);
+  });
+  afterAll(() => rmSync(shared, { recursive: true, force: true }));
+
+  /** A copy of the sample database (closed, so fully checkpointed into the one file). */
+  function sampleDatabase(): string {
+    const db = path.join(tempDir(), 'g.db');
+    cpSync(sampleDb, db);
+    return db;
+  }
+
+  it.each([
+    ['made invalid', (file: string) => writeFileSync(file, '---\ntitle: [unclosed\nstatus: nonsense\n---\nBroken.\n'), ''],
+    ['deleted', (file: string) => rmSync(file), ': is unreadable'],
+    ['emptied', (file: string) => writeFileSync(file, ''), ''],
+  ] as const)('refuses when the last guide file is %s while the import is reading the folder', async (_how, damage, reported) => {
+    const db = sampleDatabase();
+    const content = path.join(tempDir(), 'next');
+    cpSync(readingFolder, content, { recursive: true });
+    const guidesDir = path.join(content, 'guides');
+    const last = readingNames.at(-1)!;
+    const running = startImport(content, `sqlite:${db}`);
+    let ended = false;
+    void running.done.then(() => (ended = true));
+    // Mid-run: the importer has one of the first half of the files open, so it has not read the last one yet.
+    const reading = await waitFor(() => openGuideFiles(running.pid, guidesDir).find((name) => name < readingNames[120]!), () => ended, 'the import reading a guide file');
+    damage(path.join(guidesDir, last));
+    const result = await running.done;
+
+    expect(reading < last).toBe(true);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('nothing was changed');
+    expect(result.stderr).toContain(`guides/${last}${reported}`);
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(await checksumOf(() => createSqliteGuideStore(db, { fileMustExist: true }))).toEqual(before);
+  });
+
+  it('keeps the SQLite database exactly as before when the import is killed with SIGKILL while applying', async () => {
+    const db = sampleDatabase();
+    const url = `sqlite:${db}`;
+    const content = applyingFolder;
+    const running = startImport(content, url);
+    let ended = false;
+    void running.done.then(() => (ended = true));
+    // Migration takes the write lock briefly before validation; the apply transaction takes it after.
+    await waitFor(() => (openGuideFiles(running.pid, path.join(content, 'guides')).length > 0 ? true : undefined), () => ended, 'the import reading the folder');
+    await waitFor(() => (holdsSqliteWriteLock(running.pid, db) ? true : undefined), () => ended, 'the import open its write transaction');
+    // Let it apply for a while, but kill before its commit starts writing the log.
+    const walSize = (): number => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    const walAtBegin = walSize();
+    const lockedAt = Date.now();
+    while (Date.now() - lockedAt < 100 && walSize() === walAtBegin) await new Promise((resolve) => setTimeout(resolve, 2));
+    process.kill(running.pid, 'SIGKILL');
+    const result = await running.done;
+    expect(result.signal).toBe('SIGKILL');
+    expect(result.stdout).not.toContain('Imported');
+
+    const after = await checksumOf(() => createSqliteGuideStore(db, { fileMustExist: true }));
+    expect(after).toEqual(before);
+    const raw = new Database(db, { fileMustExist: true, readonly: true });
+    try {
+      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      raw.close();
+    }
+    // Nothing was left locked or half-written: the next import applies normally.
+    const next = await runImport(TINY, url);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain('2 created');
+  });
+
+  it.runIf(hasPostgres)('keeps the PostgreSQL database exactly as before when the import is killed with SIGKILL while applying', async () => {
+    const database = await createTestDatabase();
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      expect((await runImport(SAMPLE, database.url)).code).toBe(0);
+      const open = (): GuideStore => createPostgresGuideStore({ connectionString: database.url, poolSize: 2 });
+      const pgBefore = await checksumOf(open);
+      const running = startImport(applyingFolder, database.url);
+      let ended = false;
+      void running.done.then(() => (ended = true));
+      // The apply transaction is open on the server once a backend of ours holds one and has written in it
+      // (after validation: migration, before it, may write too).
+      await waitFor(() => (openGuideFiles(running.pid, path.join(applyingFolder, 'guides')).length > 0 ? true : undefined), () => ended, 'the import reading the folder');
+      await waitFor(async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL`);
+        return rows[0]!.n > 0 ? true : undefined;
+      }, () => ended, 'the import transaction open on the server');
+      process.kill(running.pid, 'SIGKILL');
+      const result = await running.done;
+      expect(result.signal).toBe('SIGKILL');
+
+      // The server rolls the dead client's transaction back; wait until its backend is gone.
+      await waitFor(async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+        return rows[0]!.n === 0 ? true : undefined;
+      }, () => false, 'the killed import\'s backend end');
+      expect(await checksumOf(open)).toEqual(pgBefore);
+      const next = await runImport(TINY, database.url);
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      await admin.end();
+      await database.drop();
+    }
+  });
+});
