@@ -20,8 +20,10 @@ import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
-import { openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
+import { registerDocs } from './http/plugins/docs.js';
+import { addSharedSchemas, openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
 import { installProblemHandlers } from './http/problems.js';
+import { registerDiscoveryRoutes } from './http/routes/discovery.js';
 import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerProductRoutes } from './http/routes/product.js';
@@ -169,11 +171,14 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   // Registered after swagger so that its onRoute hook sees every route.
   app.register(async (instance) => {
     const routes = instance as App;
+    addSharedSchemas(routes);
     registerProductRoutes(routes, context);
     registerGuideRoutes(routes, context);
     registerResourceRoutes(routes, context);
     registerOpenApiRoute(routes, context);
+    registerDiscoveryRoutes(routes, context);
     registerHealthRoutes(routes, context);
   });
+  app.register(async (instance) => registerDocs(instance, config));
   return app;
 }
