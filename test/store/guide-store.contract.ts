@@ -101,6 +101,8 @@ export const HOSTILE_QUERIES = [
   'C++', "O'Reilly", '100%', 'a:b', 'title:x', 'NEAR(a b)', '"', '*', '^', ') OR (', "' OR 1=1 --", '""', '"unclosed phrase',
   'menu*', '-menu', 'menu AND NOT cafe', '{title}: menu', 'a & b | !c', "'", '\\', 'col:"x" *', '<-> <2>', ':*', 'x:*A',
   '\u0000', 'menu\u0000cafe', '\u202Ecafe', '😀 menu', 'ﬁle', 'Ⅻ', 'x'.repeat(200), '()*"^:-+|&!~<>{}[]\'\\'.repeat(11).slice(0, 200),
+  // Letters that unaccent turns into a quote or an apostrophe, so a lexeme itself can hold one.
+  'aʼb', 'ŉ', 'ʼ', 'ʺ', 'xʺ', 'ʼʼ', '"aʼb cʺd"', 'menu ʼ',
 ];
 
 export function describeGuideStoreContract(backend: string, createHarness: () => Promise<StoreHarness>): void {
