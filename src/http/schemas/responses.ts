@@ -185,6 +185,7 @@ export function operationResponses(base: string, options: OperationResponseOptio
       'The server cannot reach its database, is overloaded, or has no content imported yet (`service-unavailable`). Retry after Retry-After seconds.',
       {
         databaseUnreachable: problemExample(base, 'service-unavailable', 'The database is unreachable', 'The service cannot reach its database right now. Retry shortly.'),
+        overloaded: problemExample(base, 'service-unavailable', 'The server sheds load (event loop saturated)', 'The server is overloaded right now. Retry after the number of seconds in Retry-After.'),
       },
       ['Retry-After'],
     ),
