@@ -9,7 +9,7 @@
  * and drops its own database. Writes bench/results/store-backends.json and prints a Markdown table.
  */
 import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SAMPLE_CONTENT_DIR } from '../src/config.js';
@@ -159,6 +159,8 @@ async function main(): Promise<void> {
     options: { sizes: { type: 'string', default: 'sample,10k' }, imports: { type: 'string', default: '3' }, repeats: { type: 'string', default: '30' } },
   });
   const results: { corpus: string; backend: string; figures: Figures }[] = [];
+  // Other work on the machine moves every figure: the load average is kept next to them.
+  const loadBefore = loadavg()[0]!;
   for (const size of values.sizes.split(',')) {
     const { label, content } = await loadCorpus(size.trim());
     const imports = size === 'sample' ? Number(values.imports) : Math.min(Number(values.imports), 3);
@@ -173,9 +175,11 @@ async function main(): Promise<void> {
   for (const { corpus, backend, figures: m } of results) {
     console.log(`| ${corpus} | ${backend} | ${f(m.importMs)} | ${f(m.searchMedianMs)} | ${f(m.searchP95Ms)} | ${f(m.deepSearchMedianMs)} | ${f(m.listMedianMs)} | ${f(m.deepListMedianMs)} | ${f(m.detailMedianMs)} |`);
   }
+  const loadAfter = loadavg()[0]!;
+  console.log(`\n1-minute load average: ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (2 cores).`);
   const out = path.resolve(import.meta.dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, 'store-backends.json'), `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, queries: QUERIES, results }, null, 2)}\n`);
+  writeFileSync(path.join(out, 'store-backends.json'), `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, loadAverage: { before: loadBefore, after: loadAfter }, queries: QUERIES, results }, null, 2)}\n`);
 }
 
 await main();
