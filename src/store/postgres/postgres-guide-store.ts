@@ -250,7 +250,8 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       if ((error as { code?: string }).code === '42P01') return [];
       throw error;
     });
-    return row?.version === LATEST_VERSION && row.has_key === true;
+    // A newer schema (a rolling deploy migrated ahead of this process) is left alone too.
+    return row?.version != null && row.version >= LATEST_VERSION && row.has_key === true;
   }
 
   async function migrate(): Promise<void> {
