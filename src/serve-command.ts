@@ -1,8 +1,12 @@
 /** `guides serve`: one process, or N worker processes sharing the port (node:cluster). */
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { pino } from 'pino';
 import type { Config } from './config.js';
-import { startServer } from './server.js';
+
+/** A worker that dies this soon after it started is restarted only after a pause, not in a tight loop. */
+const EARLY_EXIT_MS = 5000;
+const RESTART_PAUSE_MS = 1000;
 
 function parseWorkers(value: string | undefined): number {
   if (value === undefined) return 1;
@@ -14,6 +18,9 @@ function parseWorkers(value: string | undefined): number {
 export async function runServe(config: Config, workersOption: string | undefined): Promise<number> {
   const workers = parseWorkers(workersOption);
   if (workers === 1 || !cluster.isPrimary) {
+    // Loaded here, not at the top: the primary never needs the HTTP stack, and loading less before
+    // installing its signal handlers leaves less time in which a signal kills it outright.
+    const { startServer } = await import('./server.js');
     await startServer(config, { handleSignals: true });
     return new Promise<number>(() => {
       // Serving until a signal ends the process.
@@ -23,6 +30,18 @@ export async function runServe(config: Config, workersOption: string | undefined
 }
 
 async function runPrimary(config: Config, workers: number): Promise<number> {
+  // Handlers first: a signal during the first-run import stops cleanly once the import's single
+  // transaction is done, instead of killing the process mid-way.
+  let stopSignal: NodeJS.Signals | undefined;
+  let stop: ((signal: NodeJS.Signals) => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    stop?.(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
   // Migrate and do the first-run import once, before any worker starts, so workers never race on it.
   const { openStore, sqliteFileOf } = await import('./store/open-store.js');
   const { importContentFolder } = await import('./content/import-content.js');
@@ -33,33 +52,56 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
     if (!result.summary) throw new Error(`the content folder ${config.contentDir} has problems; run guides import to see them`);
   }
   await store.close();
+  if (stopSignal) return 0;
 
+  const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
+  if (config.rateLimitPerMinute > 0 && config.redisUrl === undefined) {
+    log.warn({ workers }, 'without REDIS_URL each worker keeps its own rate-limit counters, so a client may get up to workers × RATE_LIMIT_PER_MINUTE; set REDIS_URL to share them');
+  }
+  const { answerClusterMetricsRequests } = await import('./http/plugins/metrics.js');
+  answerClusterMetricsRequests();
   let stopping = false;
-  for (let i = 0; i < workers; i += 1) cluster.fork();
-  cluster.on('exit', (worker, code) => {
-    if (!stopping) {
-      console.error(`worker ${worker.process.pid} exited with ${code}; starting another`);
-      cluster.fork();
-    }
+  const startedAt = new Map<number, number>();
+  const fork = (): void => {
+    const worker = cluster.fork();
+    startedAt.set(worker.id, Date.now());
+  };
+  for (let i = 0; i < workers; i += 1) fork();
+  const listening = new Set<number>();
+  cluster.on('listening', (worker) => listening.add(worker.id));
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+    startedAt.delete(worker.id);
+    if (stopping) return;
+    log.error({ worker: worker.process.pid, code, signal }, 'worker exited; starting another');
+    if (lived < EARLY_EXIT_MS) setTimeout(() => stopping || fork(), RESTART_PAUSE_MS);
+    else fork();
   });
   return new Promise<number>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) return;
+    stop = (signal: NodeJS.Signals): void => {
       stopping = true;
+      log.info({ signal }, 'shutting down: workers finish their in-flight requests');
       const alive = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
       let remaining = alive.length;
       let failed = false;
       if (remaining === 0) resolve(0);
+      // Workers enforce SHUTDOWN_GRACE_MS themselves; this only catches one that hangs regardless.
+      const backstop = setTimeout(() => {
+        log.error('workers did not exit within the grace period: killing them');
+        for (const worker of alive) worker.process.kill('SIGKILL');
+      }, config.shutdownGraceMs + 5000);
+      backstop.unref();
       for (const worker of alive) {
-        worker.once('exit', (code) => {
-          failed ||= code !== 0;
+        worker.once('exit', (code, exitSignal) => {
+          // Stopped by the signal before it listened (still loading): nothing was in flight, not a failure.
+          const stoppedWhileStarting = exitSignal === signal && !listening.has(worker.id);
+          failed ||= code !== 0 && !stoppedWhileStarting;
           remaining -= 1;
           if (remaining === 0) resolve(failed ? 1 : 0);
         });
         worker.process.kill(signal);
       }
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    if (stopSignal) stop(stopSignal);
   });
 }

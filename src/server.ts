@@ -13,6 +13,31 @@ export interface RunningServer {
 /** Starts serving; resolves once listening. Installs SIGTERM/SIGINT handlers when `handleSignals`. */
 export async function startServer(config: Config, options: { handleSignals?: boolean } = {}): Promise<RunningServer> {
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  const running: { close?: () => Promise<void> } = {};
+  let stopSignal: NodeJS.Signals | undefined;
+  const shutDown = (signal: NodeJS.Signals, stop: () => Promise<void>): void => {
+    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: no new connections, finishing in-flight requests');
+    stop().then(() => {
+      logger.info('shutdown complete');
+      process.exit(0);
+    }, (err: unknown) => {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  if (options.handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      // Installed before start-up, so a signal during it is a clean stop, not a kill; and `on`, not
+      // `once`: under `--workers`, Ctrl-C reaches a worker twice (from the terminal and from the
+      // primary), and a second default-handled SIGINT would kill it mid-drain.
+      process.on(signal, () => {
+        if (stopSignal) return;
+        stopSignal = signal;
+        if (running.close) shutDown(signal, running.close);
+      });
+    }
+  }
+
   const store: GuideStore = await openStore({ databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize });
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
@@ -42,16 +67,8 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     })();
     return closing;
   };
-  if (options.handleSignals) {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
-        logger.info({ signal }, 'shutting down: finishing in-flight requests');
-        close().then(() => process.exit(0), (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        });
-      });
-    }
-  }
+  running.close = close;
+  // A signal that arrived while starting: stop now that there is something to stop.
+  if (stopSignal) shutDown(stopSignal, close);
   return { close };
 }

@@ -45,6 +45,9 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     PUBLIC_BASE_URL: TEST_BASE_URL,
     LOG_LEVEL: 'silent',
     CONTENT_POLL_MS: '50',
+    // Many apps share one test process, and building one blocks the loop long enough to make the
+    // others shed load; the load-shedding test turns it on explicitly.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...options.env,
   });
   const store = options.store ?? createSqliteGuideStore(path.join(dir, 'guides.db'));

@@ -6,8 +6,13 @@
  * The request path pays one histogram observation and one counter increment, with the labelled
  * children looked up once per (method, route, status) and kept. Every other number is a plain
  * counter in its component, read only when /metrics is scraped.
+ *
+ * Under `guides serve --workers N`, whichever worker a scrape reaches asks the primary process,
+ * which gathers every worker's numbers (prom-client's AggregatorRegistry: counters and histograms
+ * summed), so one scrape sees the whole instance, not one worker picked by the kernel.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import cluster from 'node:cluster';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RepresentationCache } from './caching.js';
 import type { ClientErrorCounter } from './hardening.js';
@@ -126,9 +131,61 @@ export function createAppRegistry(sources: MetricsSources) {
   return { registry, observe };
 }
 
+const CLUSTER_METRICS_REQUEST = 'guides:cluster-metrics-request';
+const CLUSTER_METRICS_REPLY = 'guides:cluster-metrics-reply';
+const CLUSTER_METRICS_TIMEOUT_MS = 3000;
+
+interface ClusterMetricsMessage { type: string; id: number; text?: string }
+
+function isClusterMetricsMessage(message: unknown, type: string): message is ClusterMetricsMessage {
+  return typeof message === 'object' && message !== null && (message as ClusterMetricsMessage).type === type;
+}
+
+/** In the primary of `serve --workers N`: answers workers' requests for the metrics of all workers. */
+export function answerClusterMetricsRequests(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isClusterMetricsMessage(message, CLUSTER_METRICS_REQUEST)) return;
+    aggregator.clusterMetrics().then(
+      (text) => worker.send({ type: CLUSTER_METRICS_REPLY, id: message.id, text }),
+      () => worker.send({ type: CLUSTER_METRICS_REPLY, id: message.id }),
+    );
+  });
+}
+
+let nextRequestId = 0;
+const waiting = new Map<number, (text: string | undefined) => void>();
+
+/** In a worker: every worker's metrics through the primary, or undefined if it does not answer in time. */
+function clusterMetricsText(): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const id = nextRequestId;
+    nextRequestId += 1;
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      resolve(undefined);
+    }, CLUSTER_METRICS_TIMEOUT_MS);
+    waiting.set(id, (text) => {
+      clearTimeout(timer);
+      waiting.delete(id);
+      resolve(text);
+    });
+    process.send?.({ type: CLUSTER_METRICS_REQUEST, id });
+  });
+}
+
 /** Registers the per-request observation and GET /metrics. */
 export function registerMetrics(app: FastifyInstance, sources: MetricsSources): void {
   const { registry, observe } = createAppRegistry(sources);
+  const isWorker = cluster.isWorker && typeof process.send === 'function';
+  if (isWorker) {
+    // One app per worker process: these are the registries the primary collects from.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([processMetrics(), registry]);
+    process.on('message', (message: unknown) => {
+      if (isClusterMetricsMessage(message, CLUSTER_METRICS_REPLY)) waiting.get(message.id)?.(message.text);
+    });
+  }
   const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     observe(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
     done();
@@ -137,7 +194,8 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
     instance.addHook('onResponse', onResponse);
     instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
       const merged = Registry.merge([processMetrics(), registry]);
-      const text = await merged.metrics();
+      // A worker whose primary does not answer still reports its own numbers.
+      const text = (isWorker ? await clusterMetricsText() : undefined) ?? (await merged.metrics());
       return reply.header('cache-control', 'no-store').type(merged.contentType).send(text);
     });
   }));

@@ -5,6 +5,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_CONTENT_SECURITY_POLICY } from '../../../src/http/plugins/hardening.js';
 import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
@@ -63,6 +64,13 @@ describe('security headers and the URL cap', () => {
       expect(res.headers['strict-transport-security']).toBe('max-age=31536000');
     }
     expect([ok.statusCode, notModified.statusCode, problem.statusCode]).toEqual([200, 304, 404]);
+  });
+
+  it('leaves /docs its own policy, so the reference page can run its scripts', async () => {
+    const docs = await t.app.inject({ url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    expect(docs.headers['content-security-policy']).not.toBe(API_CONTENT_SECURITY_POLICY);
   });
 
   it('answers a URL over MAX_URL_LENGTH with a 414 uri-too-long problem that keeps the usual headers', async () => {

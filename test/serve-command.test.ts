@@ -1,0 +1,214 @@
+/**
+ * `guides serve` as a child process (the built CLI in dist/, made by `npm run build`, which
+ * `npm test` runs first): graceful shutdown with a request in flight, and `--workers N`.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { cpSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { availableParallelism } from 'node:os';
+import type { Socket } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-store.js';
+import { makeTempDir } from './helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
+import { freePort } from './helpers/redis-server.js';
+import { loadSampleContent } from './helpers/sample-content.js';
+import { startTcpProxy, throughProxy } from './helpers/tcp-proxy.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+interface Served {
+  child: ChildProcess;
+  base: string;
+  port: number;
+  /** Every stdout line so far, parsed (the service logs JSON lines). */
+  logs: Array<Record<string, unknown>>;
+  exited: Promise<number | null>;
+}
+
+const hasPostgres = await requirePostgres('the shutdown test with a slow database query');
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const dir = makeTempDir('guides-serve-');
+  dirs.push(dir);
+  const content = path.join(dir, 'content');
+  cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+    env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const logs: Array<Record<string, unknown>> = [];
+  let pending = '';
+  child.stdout!.on('data', (data: Buffer) => {
+    pending += data.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  child.stderr!.resume();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 150; i += 1) {
+    if (child.exitCode !== null) throw new Error(`guides serve exited with ${child.exitCode}`);
+    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return { child, base, port, logs, exited };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('guides serve did not start');
+}
+
+async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** GET on a fresh connection (no keep-alive), so the cluster hands each request to the next worker. */
+function getOnNewConnection(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { connection: 'close' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(true));
+  });
+}
+
+describe('guides serve: graceful shutdown', () => {
+  it('on SIGTERM stops accepting, finishes the request in flight, and exits 0', async () => {
+    const served = await serve([], { SHUTDOWN_GRACE_MS: '10000' });
+    // A slow client: the request line and one header now, the end of the headers later.
+    const socket: Socket = connect(served.port, '127.0.0.1');
+    let response = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (data: string) => {
+      response += data;
+    });
+    const socketClosed = new Promise((resolve) => socket.on('close', resolve));
+    await new Promise((resolve) => socket.on('connect', resolve));
+    socket.write('GET /api/v1/guides/first-guide HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: in-flight-1\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    served.child.kill('SIGTERM');
+    await until(() => served.logs.some((line) => String(line.msg).startsWith('shutting down')), 'the shutdown log line');
+    expect(await refusesConnections(served.port)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(served.child.exitCode).toBeNull();
+
+    socket.write('\r\n');
+    await socketClosed;
+    const [head = '', body = ''] = response.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(head.toLowerCase()).toContain('x-request-id: in-flight-1');
+    expect(JSON.parse(body)).toMatchObject({ slug: 'first-guide' });
+
+    expect(await served.exited).toBe(0);
+    expect(served.logs.find((line) => line.requestId === 'in-flight-1')).toMatchObject({ msg: 'request', status: 200, route: '/api/v1/guides/:slug' });
+    expect(served.logs.at(-1)).toMatchObject({ msg: 'shutdown complete' });
+  });
+
+  it.runIf(hasPostgres)('on SIGTERM waits for a request whose database query is still running, answers it, and exits 0', async () => {
+    const database = await createTestDatabase();
+    const proxy = await startTcpProxy(new URL(database.url).hostname, Number(new URL(database.url).port || 5432));
+    try {
+      const seed = createPostgresGuideStore({ connectionString: database.url });
+      await seed.migrate();
+      await seed.importContent(await loadSampleContent());
+      await seed.close();
+      const served = await serve([], { DATABASE_URL: throughProxy(database.url, proxy), SHUTDOWN_GRACE_MS: '10000' });
+
+      // The database now takes as long as the test wants to answer: the search below is in the handler, awaiting it.
+      proxy.hold();
+      const answer = getOnNewConnection(`${served.base}/api/v1/guides?q=allergen&limit=3`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      served.child.kill('SIGTERM');
+      await until(() => served.logs.some((line) => String(line.msg).startsWith('shutting down')), 'the shutdown log line');
+      expect(await refusesConnections(served.port)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(served.child.exitCode).toBeNull();
+
+      proxy.release();
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body).items).toHaveLength(3);
+      expect(await served.exited).toBe(0);
+    } finally {
+      await proxy.close();
+      await database.drop();
+    }
+  });
+
+  it('exits 0 at once on SIGINT when nothing is in flight', async () => {
+    const served = await serve([]);
+    expect((await getOnNewConnection(`${served.base}/api/v1/product`)).status).toBe(200);
+    served.child.kill('SIGINT');
+    expect(await served.exited).toBe(0);
+  });
+});
+
+describe('guides serve --workers', () => {
+  it('runs N worker processes on one port, one /metrics for all of them, and exits 0 on SIGTERM', async () => {
+    const served = await serve(['--workers', '2']);
+    await until(() => served.logs.filter((line) => line.msg === 'ready').length === 2, 'both workers listening');
+    for (let i = 0; i < 12; i += 1) {
+      const res = await getOnNewConnection(`${served.base}/api/v1/guides/first-guide`);
+      expect(res.status).toBe(200);
+    }
+    const pids = new Set(served.logs.filter((line) => line.msg === 'request').map((line) => line.pid));
+    expect(pids.size).toBe(2);
+    expect(served.logs.some((line) => line.role === 'primary' && /REDIS_URL/.test(String(line.msg)))).toBe(true);
+
+    // Whichever worker answers the scrape, it reports the requests of both.
+    for (let i = 0; i < 2; i += 1) {
+      const metrics = (await getOnNewConnection(`${served.base}/metrics`)).body;
+      const line = metrics.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('route="/api/v1/guides/:slug"') && l.includes('status_code="200"'));
+      expect(line).toMatch(/ 12$/);
+    }
+
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+    const shutdowns = served.logs.filter((line) => line.msg === 'shutdown complete');
+    expect(new Set(shutdowns.map((line) => line.pid))).toEqual(pids);
+  });
+
+  it('accepts --workers auto', async () => {
+    const served = await serve(['--workers', 'auto']);
+    await until(() => served.logs.filter((line) => line.msg === 'ready').length === availableParallelism(), 'every worker listening');
+    expect((await getOnNewConnection(`${served.base}/api/v1/product`)).status).toBe(200);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+});
