@@ -5,6 +5,8 @@ import { fromMarkdown } from 'mdast-util-from-markdown';
 import { gfmFromMarkdown } from 'mdast-util-gfm';
 import { gfm } from 'micromark-extension-gfm';
 import type { Heading } from '../guides/guide.js';
+import { simpleBlocks } from './markdown-simple.js';
+import type { SimpleBlock } from './markdown-simple.js';
 
 export const WORDS_PER_MINUTE = 230;
 
@@ -50,6 +52,26 @@ function plainTextOf(root: Root): string {
 }
 
 export function analyzeMarkdown(markdown: string): MarkdownFacts {
+  // Most guides use only headings, paragraphs and simple lists: read those without the full parser.
+  const blocks = simpleBlocks(markdown);
+  return blocks ? factsOf(blocks) : analyzeMarkdownWithParser(markdown);
+}
+
+/** The same facts from blocks read by the fast path (markdown-simple.ts). */
+function factsOf(blocks: readonly SimpleBlock[]): MarkdownFacts {
+  const slugger = new GithubSlugger();
+  const headings: Heading[] = [];
+  const parts: string[] = [];
+  for (const block of blocks) {
+    const text = block.text.replace(/\s+/g, ' ').trim();
+    if (block.depth > 0) headings.push({ depth: block.depth, text, id: slugger.slug(text) });
+    if (text) parts.push(text);
+  }
+  return withCounts(parts.join('\n').replaceAll('*', ''), headings);
+}
+
+/** The facts from the full CommonMark + GFM parse (every document the fast path declines). */
+export function analyzeMarkdownWithParser(markdown: string): MarkdownFacts {
   const root = fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
   const slugger = new GithubSlugger();
   const headings: Heading[] = [];
@@ -62,7 +84,10 @@ export function analyzeMarkdown(markdown: string): MarkdownFacts {
     if ('children' in node) for (const child of node.children) collect(child as Nodes);
   };
   collect(root);
-  const plainText = plainTextOf(root);
+  return withCounts(plainTextOf(root), headings);
+}
+
+function withCounts(plainText: string, headings: Heading[]): MarkdownFacts {
   const wordCount = plainText.match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu)?.length ?? 0;
   return {
     plainText,

@@ -14,6 +14,7 @@ import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { createSqliteSearch } from './sqlite-search.js';
 import { SEARCH_FORMAT_VERSION, buildSearchIndex } from './sqlite-search-index.js';
+import type { IndexedGuide } from './sqlite-search-index.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -121,6 +122,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
         reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash,
         plain_text = excluded.plain_text`),
     archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
+    publishedIds: db.prepare<[], { id: number; slug: string }>("SELECT id, slug FROM guides WHERE status = 'published'"),
   };
 
   const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
@@ -146,8 +148,10 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     const plan = planImport(content.guides, existing);
     for (const { guide, contentHash } of plan.upserts) statements.upsert.run(toRow(guide, contentHash));
     for (const slug of plan.archive) statements.archive.run(slug);
-    // Relevance statistics are global, so any change to the guides rebuilds the whole index.
-    if (plan.upserts.length > 0 || plan.archive.length > 0) buildSearchIndex(db);
+    // Relevance statistics are global, so any change to the guides rebuilds the whole index. The
+    // folder holds every guide (those not in it were just archived), so its published guides are
+    // exactly the published guides now, and the index is built from memory, not read back.
+    if (plan.upserts.length > 0 || plan.archive.length > 0) buildSearchIndex(db, publishedInListOrder(content.guides, statements.publishedIds.all()));
     const product = JSON.stringify(content.product);
     const resources = JSON.stringify(content.resources);
     const productChanged = readMeta('product') !== product;
@@ -216,6 +220,25 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       return Promise.resolve();
     },
   };
+}
+
+/** The folder's published guides in list order (publishedAt desc, slug in byte order), with their row ids. */
+function publishedInListOrder(guides: readonly GuideRecord[], ids: readonly { id: number; slug: string }[]): IndexedGuide[] {
+  const idOf = new Map(ids.map((row) => [row.slug, row.id]));
+  // A slug given twice was written twice, the last one winning: index that one only.
+  const bySlug = new Map(guides.map((guide) => [guide.slug, guide]));
+  return [...bySlug.values()]
+    .filter((guide) => guide.status === 'published')
+    .map((guide) => ({
+      id: idOf.get(guide.slug) as number,
+      title: guide.title,
+      summary: guide.summary,
+      tags: guide.tags.join(' '),
+      plainText: guide.plainText,
+      publishedMs: Date.parse(guide.publishedAt as string),
+      slug: guide.slug,
+    }))
+    .sort((a, b) => b.publishedMs - a.publishedMs || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
 }
 
 function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown> {

@@ -13,7 +13,7 @@
  *   once per content version.
  */
 import type { Database } from 'better-sqlite3';
-import { forEachToken } from './sqlite-text.js';
+import { WordTable, forEachHashedWord, tokensOfWord } from './sqlite-text.js';
 
 /** Column weights in the relevance score: title, summary, tags, body. */
 export const SQLITE_COLUMN_WEIGHTS = [10, 4, 3, 1] as const;
@@ -133,11 +133,24 @@ export interface SearchStats {
   prefixCount: number;
 }
 
+/** A published guide as the index reads it. */
+export interface IndexedGuide {
+  id: number;
+  title: string;
+  summary: string;
+  /** Tags joined by spaces. */
+  tags: string;
+  plainText: string;
+  publishedMs: number;
+}
+
 /**
- * Rebuilds the whole index from the published guides. Call inside the transaction that changed
- * them, so readers see the old index with the old guides or the new with the new.
+ * Rebuilds the whole index from the published guides, read from the guides table, or given in
+ * list order (publishedAt desc, slug asc) by an import that has them in memory already. Call
+ * inside the transaction that changed the guides, so readers see the old index with the old
+ * guides or the new with the new.
  */
-export function buildSearchIndex(db: Database): SearchStats {
+export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide>): SearchStats {
   db.exec('DELETE FROM search_postings; DELETE FROM search_docs; DELETE FROM search_meta;');
   // Read in keyset batches: better-sqlite3 cannot write while a read statement is still iterating,
   // and reading every text at once would hold the whole corpus in memory.
@@ -147,10 +160,15 @@ export function buildSearchIndex(db: Database): SearchStats {
     FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published'
       AND (g.published_ms < ? OR (g.published_ms = ? AND g.slug > ?))
     ORDER BY g.published_ms DESC, g.slug LIMIT ?`);
-  function* publishedRows(): Generator<GuideTextRow> {
+  function* publishedRows(): Generator<IndexedGuide> {
     let batch = firstBatch.all(BATCH_ROWS);
     while (batch.length > 0) {
-      yield* batch;
+      for (const row of batch) {
+        yield {
+          id: row.id, title: row.title, summary: row.summary, tags: (JSON.parse(row.tags) as string[]).join(' '),
+          plainText: row.plain_text ?? '', publishedMs: row.published_ms,
+        };
+      }
       const last = batch.at(-1) as GuideTextRow;
       batch = batch.length < BATCH_ROWS ? [] : nextBatch.all(last.published_ms, last.published_ms, last.slug, BATCH_ROWS);
     }
@@ -160,6 +178,8 @@ export function buildSearchIndex(db: Database): SearchStats {
   const insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
 
   const termIds = new Map<string, number>();
+  /** Word as written → its term ids: one lookup per word of text instead of normalizing it again. */
+  const idsOfWord = new WordTable<number[]>();
   const terms: string[] = [];
   const postings: VarintWriter[] = [];
   let lastDocno: Int32Array = new Int32Array(1024);
@@ -196,8 +216,8 @@ export function buildSearchIndex(db: Database): SearchStats {
     return id;
   };
 
-  for (const row of publishedRows()) {
-    const texts = [row.title, row.summary, (JSON.parse(row.tags) as string[]).join(' '), row.plain_text ?? ''];
+  for (const row of published ?? publishedRows()) {
+    const texts = [row.title, row.summary, row.tags, row.plainText];
     const body = new VarintWriter(256);
     const checkpoints = new VarintWriter(32);
     let checkpointCount = 0;
@@ -206,24 +226,30 @@ export function buildSearchIndex(db: Database): SearchStats {
       const ids = columnTokens[column] as number[];
       ids.length = 0;
       const weight = SQLITE_COLUMN_WEIGHTS[column] as number;
-      let lastWordStart = -1;
       let nextCheckpoint = 0;
-      const codePointOf = codePointCounter(texts[column] as string);
-      forEachToken(texts[column] as string, (token, start) => {
-        const id = termId(token);
-        if (column === COLUMNS - 1 && start !== lastWordStart) {
-          // A checkpoint is the first token of a word, about every CHECKPOINT_EVERY tokens.
-          if (ids.length >= nextCheckpoint) {
-            checkpoints.push(ids.length);
-            checkpoints.push(codePointOf(start));
-            checkpointCount += 1;
-            nextCheckpoint = ids.length + CHECKPOINT_EVERY;
-          }
-          lastWordStart = start;
+      const text = texts[column] as string;
+      const codePointOf = codePointCounter(text);
+      forEachHashedWord(text, (start, end, hash) => {
+        let wordIds = idsOfWord.get(text, start, end, hash);
+        if (wordIds === undefined) {
+          const word = text.slice(start, end);
+          wordIds = tokensOfWord(word).map(termId);
+          idsOfWord.set(word, hash, wordIds);
         }
-        ids.push(id);
-        if (weightedFrequency[id] === 0) touched.push(id);
-        weightedFrequency[id] = (weightedFrequency[id] as number) + weight;
+        if (wordIds.length === 0) return;
+        // A checkpoint is the first token of a word, about every CHECKPOINT_EVERY tokens.
+        if (column === COLUMNS - 1 && ids.length >= nextCheckpoint) {
+          checkpoints.push(ids.length);
+          checkpoints.push(codePointOf(start));
+          checkpointCount += 1;
+          nextCheckpoint = ids.length + CHECKPOINT_EVERY;
+        }
+        for (let i = 0; i < wordIds.length; i += 1) {
+          const id = wordIds[i] as number;
+          ids.push(id);
+          if (weightedFrequency[id] === 0) touched.push(id);
+          weightedFrequency[id] = (weightedFrequency[id] as number) + weight;
+        }
       });
       length += ids.length;
     }
@@ -245,7 +271,7 @@ export function buildSearchIndex(db: Database): SearchStats {
     const tokens = Buffer.concat([header.toBuffer(), checkpoints.toBuffer(), body.toBuffer()]);
     insertDoc.run(docno, tokens);
     guideIds.push(row.id);
-    publishedMs.push(row.published_ms);
+    publishedMs.push(row.publishedMs);
     lengths.push(length);
     totalTokens += length;
     docno += 1;

@@ -49,27 +49,131 @@ export function tokensOfWord(word: string): string[] {
 }
 
 /**
- * Calls `onToken(token, start, end)` for every token of `text` from `from` (a word start), with the
- * UTF-16 span of its word; stops when `onToken` returns false.
+ * Calls `onWord(start, end)` for every word of `text` from `from` (a word start): the UTF-16 span
+ * of a maximal run of letters, digits and marks. Stops when `onWord` returns false.
  */
-export function forEachToken(text: string, onToken: (token: string, start: number, end: number) => boolean | void, from = 0): void {
+export function forEachWord(text: string, onWord: (start: number, end: number) => boolean | void, from = 0): void {
   const length = text.length;
   let index = from;
   while (index < length) {
     let code = text.charCodeAt(index);
-    if (!isWordCode(text, index, code)) {
+    if (code < 128 ? ASCII_WORD[code] === 0 : !isWordCode(text, index, code)) {
       index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
       continue;
     }
     const start = index;
     while (index < length) {
       code = text.charCodeAt(index);
-      if (!isWordCode(text, index, code)) break;
-      index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+      if (code < 128) {
+        if (ASCII_WORD[code] === 0) break;
+        index += 1;
+      } else {
+        if (!isWordCode(text, index, code)) break;
+        index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+      }
     }
-    const tokens = tokensOfWord(text.slice(start, index));
-    for (let i = 0; i < tokens.length; i += 1) if (onToken(tokens[i] as string, start, index) === false) return;
+    if (onWord(start, index) === false) return;
   }
+}
+
+/**
+ * A hash table from words (spans of a text) to values that never slices the text to look a word up:
+ * the index build meets every word of every guide, and slicing plus Map lookups cost several times
+ * more than scanning the characters once. Keys are compared character by character.
+ */
+export class WordTable<V> {
+  private capacity = 1 << 16;
+  private hashes = new Int32Array(this.capacity);
+  private slots = new Int32Array(this.capacity).fill(-1);
+  private readonly keys: string[] = [];
+  private readonly values: V[] = [];
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  /** The value of the word text[start, end) whose FNV-1a hash (see forEachHashedWord) is `hash`. */
+  get(text: string, start: number, end: number, hash: number): V | undefined {
+    const mask = this.capacity - 1;
+    const length = end - start;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const index = this.slots[slot] as number;
+      if (index < 0) return undefined;
+      if (this.hashes[slot] !== hash) continue;
+      const key = this.keys[index] as string;
+      if (key.length !== length) continue;
+      let i = 0;
+      while (i < length && key.charCodeAt(i) === text.charCodeAt(start + i)) i += 1;
+      if (i === length) return this.values[index];
+    }
+  }
+
+  set(word: string, hash: number, value: V): void {
+    if ((this.keys.length + 1) * 2 > this.capacity) this.grow();
+    this.place(this.keys.length, hash);
+    this.keys.push(word);
+    this.values.push(value);
+  }
+
+  private place(index: number, hash: number): void {
+    const mask = this.capacity - 1;
+    let slot = hash & mask;
+    while ((this.slots[slot] as number) >= 0) slot = (slot + 1) & mask;
+    this.slots[slot] = index;
+    this.hashes[slot] = hash;
+  }
+
+  private grow(): void {
+    const old = { slots: this.slots, hashes: this.hashes };
+    this.capacity *= 2;
+    this.slots = new Int32Array(this.capacity).fill(-1);
+    this.hashes = new Int32Array(this.capacity);
+    for (let slot = 0; slot < old.slots.length; slot += 1) {
+      const index = old.slots[slot] as number;
+      if (index >= 0) this.place(index, old.hashes[slot] as number);
+    }
+  }
+}
+
+/** forEachWord, also passing the FNV-1a hash of the word's UTF-16 code units (for WordTable). */
+export function forEachHashedWord(text: string, onWord: (start: number, end: number, hash: number) => void): void {
+  const length = text.length;
+  let index = 0;
+  while (index < length) {
+    let code = text.charCodeAt(index);
+    if (code < 128 ? ASCII_WORD[code] === 0 : !isWordCode(text, index, code)) {
+      index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+      continue;
+    }
+    const start = index;
+    let hash = 0x811c9dc5 | 0;
+    while (index < length) {
+      code = text.charCodeAt(index);
+      if (code < 128) {
+        if (ASCII_WORD[code] === 0) break;
+        hash = Math.imul(hash ^ code, 0x01000193);
+        index += 1;
+      } else {
+        if (!isWordCode(text, index, code)) break;
+        const step = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+        for (let i = 0; i < step; i += 1) hash = Math.imul(hash ^ text.charCodeAt(index + i), 0x01000193);
+        index += step;
+      }
+    }
+    onWord(start, index, hash);
+  }
+}
+
+/**
+ * Calls `onToken(token, start, end)` for every token of `text` from `from` (a word start), with the
+ * UTF-16 span of its word; stops when `onToken` returns false.
+ */
+export function forEachToken(text: string, onToken: (token: string, start: number, end: number) => boolean | void, from = 0): void {
+  forEachWord(text, (start, end) => {
+    const tokens = tokensOfWord(text.slice(start, end));
+    for (let i = 0; i < tokens.length; i += 1) if (onToken(tokens[i] as string, start, end) === false) return false;
+    return true;
+  }, from);
 }
 
 /** The tokens of `text`, in order. */
