@@ -114,6 +114,25 @@ describe('response compression', () => {
     }
   });
 
+  it('compresses a /docs asset once per coding and file version, and serves the kept bytes after', async () => {
+    const url = '/docs/static/swagger-ui-bundle.js';
+    const plain = await t.app.inject({ url });
+    expect(plain.statusCode).toBe(200);
+    for (const coding of ['br', 'gzip']) {
+      const [a, b] = await Promise.all([1, 2].map(() => t.app.inject({ url, headers: { 'accept-encoding': coding } })));
+      const c = await t.app.inject({ url, headers: { 'accept-encoding': coding } });
+      for (const res of [a!, b!, c]) {
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-encoding']).toBe(coding);
+        expect(res.headers['accept-ranges']).toBeUndefined();
+        expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length);
+        expect(res.rawPayload.equals(a!.rawPayload)).toBe(true);
+      }
+      expect(decode(coding, c.rawPayload)).toBe(plain.body);
+      expect(c.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+    }
+  });
+
   it('compresses large responses outside the cache once, too (/metrics)', async () => {
     const plain = await t.app.inject({ url: '/metrics' });
     expect(Buffer.byteLength(plain.body)).toBeGreaterThan(1024);

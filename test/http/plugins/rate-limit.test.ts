@@ -109,6 +109,22 @@ describe('rate limits, in-process', () => {
     }
   });
 
+  it('never counts nor refuses a CORS preflight, so browsers can always read the 429 itself', async () => {
+    const t = await app({ RATE_LIMIT_PER_MINUTE: '1' });
+    await awayFromWindowEnd();
+    const preflight = () => t.app.inject({
+      method: 'OPTIONS', url: '/api/v1/product',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+    });
+    expect((await preflight()).statusCode).toBe(204);
+    expect((await t.app.inject({ url: '/api/v1/product' })).statusCode).toBe(200);
+    const again = await preflight();
+    expect(again.statusCode).toBe(204);
+    expect(again.headers['access-control-allow-headers']).toBe('if-none-match');
+    expect(again.headers['access-control-max-age']).toBe('86400');
+    expect((await t.app.inject({ url: '/api/v1/product', headers: { origin: 'https://app.example' } })).statusCode).toBe(429);
+  });
+
   it('gives each client address its own budget, and one budget to an IPv6 /64', async () => {
     const t = await app({ RATE_LIMIT_PER_MINUTE: '1' });
     await awayFromWindowEnd();
