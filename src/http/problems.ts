@@ -108,7 +108,12 @@ export function sendProblem(reply: FastifyReply, body: ProblemBody, headers: Rea
     .send(JSON.stringify(body));
 }
 
-export const QUERY_PARAMETERS = ['q', 'limit', 'cursor'] as const;
+/** The query parameters the matched route's schema declares, for telling clients what they may send. */
+function acceptedParameters(request: FastifyRequest): string {
+  const schema = request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+  const names = Object.keys(schema?.properties ?? {});
+  return names.length > 0 ? names.join(', ') : '(none)';
+}
 
 const PARAMETER_RULES: Record<string, string> = {
   q: 'must be at most 200 characters after trimming, without control characters',
@@ -132,7 +137,7 @@ function toParameterErrors(request: FastifyRequest, validation: readonly AjvErro
     if (error.keyword === 'additionalProperty' || error.keyword === 'additionalProperties') {
       const raw = String(error.params.additionalProperty ?? '');
       const name = SAFE_NAME.test(raw) ? raw : '(unprintable name)';
-      byName.set(`unknown:${name}`, { in: 'query', name, detail: `is not a parameter of this operation; accepted parameters: ${QUERY_PARAMETERS.join(', ')}` });
+      byName.set(`unknown:${name}`, { in: 'query', name, detail: `is not a parameter of this operation; accepted parameters: ${acceptedParameters(request)}` });
       continue;
     }
     const name = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';

@@ -26,6 +26,15 @@ describe('the whole API surface', () => {
     }
   });
 
+  it('refuses unknown and repeated query parameters on every v1 operation', async () => {
+    for (const url of ['/api/v1/product?foo=1', '/api/v1/resources?format=xml', '/api/v1/guides/reduce-food-waste?q=x']) {
+      const res = await t.app.inject({ url });
+      expect(res.statusCode, url).toBe(400);
+      const [error] = res.json<{ errors: { name: string; detail: string }[] }>().errors;
+      expect(error!.detail, url).toBe('is not a parameter of this operation; accepted parameters: (none)');
+    }
+  });
+
   it('answers HEAD like GET without a body', async () => {
     for (const url of routes.slice(0, 4)) {
       const get = await t.app.inject({ url });

@@ -9,6 +9,7 @@ import type { App, RouteContext } from '../app-types.js';
 import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
 import { DEFAULT_LIMIT } from './product.js';
+import { NoQuerySchema } from '../schemas/common.js';
 
 /**
  * Before validation: trim `q` (its 200-character limit applies after trimming) and turn `limit`
@@ -92,6 +93,7 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
       description: 'The guide\'s metadata, Markdown body, word count and headings. Unpublished, unknown and malformed slugs all get the same 404.',
       tags: ['guides'],
       params: GuideParamsSchema,
+      querystring: NoQuerySchema,
       response: operationResponses(base, {
         schema: GuideDetailSchema,
         description: 'The published guide. `author` and `canonicalUrl` appear only when the content sets them.',

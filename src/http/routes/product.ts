@@ -3,6 +3,7 @@ import { ProductSchema } from '../schemas/product.js';
 import type { Product } from '../schemas/product.js';
 import { SOFTWARE_VERSION } from '../../version.js';
 import type { App, RouteContext } from '../app-types.js';
+import { NoQuerySchema } from '../schemas/common.js';
 import { productExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
 
@@ -18,6 +19,7 @@ export function registerProductRoutes(app: App, { config, store, cache }: RouteC
       summary: 'Product identity and capabilities',
       description: 'Name, description and homepage of the service, the API and software versions, what the API can do, and where to go next.',
       tags: ['product'],
+      querystring: NoQuerySchema,
       response: operationResponses(base, {
         schema: ProductSchema,
         description: 'The product, its capabilities and links.',

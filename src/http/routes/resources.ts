@@ -1,6 +1,7 @@
 import { ResourcesSchema } from '../schemas/resource.js';
 import type { Resources } from '../schemas/resource.js';
 import type { App, RouteContext } from '../app-types.js';
+import { NoQuerySchema } from '../schemas/common.js';
 import { resourcesExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
 
@@ -20,6 +21,7 @@ export function registerResourceRoutes(app: App, { config, store, cache }: Route
       summary: 'Official links for agents',
       description: 'Where this API describes itself (OpenAPI, docs, llms.txt), with IANA link relations, followed by the operator\'s links.',
       tags: ['resources'],
+      querystring: NoQuerySchema,
       response: operationResponses(config.publicBaseUrl, {
         schema: ResourcesSchema,
         description: 'Built-in links first, then the operator\'s links from resources.yaml, in file order.',

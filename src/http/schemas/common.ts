@@ -9,3 +9,6 @@ export const SlugSchema = Type.String({
   description: 'Lowercase words of letters and digits joined by single hyphens.',
   examples: ['reduce-food-waste'],
 });
+
+/** The query of an operation that takes no parameters: any parameter is unknown, hence a 400. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false });
