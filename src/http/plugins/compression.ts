@@ -6,9 +6,9 @@
  * The /docs assets are files streamed from node_modules (Swagger UI's bundle is 1.6 MB): each is
  * compressed once per coding and file version (its ETag) and kept, because compressing the bundle
  * costs ~45 ms of CPU and must not be something any client can make us do 600 times a minute.
- * Every other response big enough to matter (/metrics, the /docs page) goes through
- * @fastify/compress, which leaves alone any response that already has a Content-Encoding: nothing
- * is ever compressed twice.
+ * /metrics and the /docs page go through @fastify/compress, which leaves alone any response that
+ * already has a Content-Encoding: nothing is ever compressed twice. Other routes either answer from
+ * the representation cache or answer a few bytes (health, problems), so they skip its hooks.
  */
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -17,6 +17,7 @@ import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DOCS_PREFIX } from './docs.js';
 import { globalPlugin } from './global-plugin.js';
+import { METRICS_PATH } from './metrics.js';
 
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
@@ -144,11 +145,16 @@ function createStaticAssetCompression(): onSendHookHandler {
 export function registerCompression(app: FastifyInstance): void {
   const compressStaticAsset = createStaticAssetCompression();
   app.register(globalPlugin(async (instance) => {
-    // Route-level, on /docs routes only, and ahead of @fastify/compress's own hook (added later).
+    // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
     instance.addHook('onRoute', (route) => {
-      if (route.url !== DOCS_PREFIX && !route.url.startsWith(`${DOCS_PREFIX}/`)) return;
-      const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
-      route.onSend = [...existing, compressStaticAsset];
+      if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {
+        const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+        route.onSend = [...existing, compressStaticAsset];
+      } else if (route.url !== METRICS_PATH) {
+        // Every other route either answers from the representation cache (compressed there) or
+        // answers a few bytes; @fastify/compress's two hooks would only cost time on the hot path.
+        route.compress = false;
+      }
     });
   }));
   app.register(compress, {

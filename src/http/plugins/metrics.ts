@@ -3,16 +3,18 @@
  * method, route and status; process metrics; representation-cache, compression, rate-limit,
  * load-shedding and connection-error counters.
  *
- * The request path pays one histogram observation and one counter increment, with the labelled
- * children looked up once per (method, route, status) and kept. Every other number is a plain
- * counter in its component, read only when /metrics is scraped.
+ * The request path pays a map lookup and a few additions: the request series are plain numbers per
+ * (method, route, status), turned into Prometheus samples only when /metrics is scraped (prom-client's
+ * own Histogram re-validates and re-hashes the labels on every observation). Every other number is
+ * a plain counter in its component, also read only at scrape time.
  *
  * Under `guides serve --workers N`, whichever worker a scrape reaches asks the primary process,
  * which gathers every worker's numbers (prom-client's AggregatorRegistry: counters and histograms
  * summed), so one scrape sees the whole instance, not one worker picked by the kernel.
  */
 import cluster from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Metric } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RepresentationCache } from './caching.js';
 import type { ClientErrorCounter } from './hardening.js';
@@ -42,18 +44,63 @@ function processMetrics(): Registry {
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Builds this app's registry; exported for tests and for the cluster aggregation in serve-command. */
+interface RequestSeries {
+  labels: { method: string; route: string; status_code: string };
+  count: number;
+  sum: number;
+  /** Observations per bucket (not cumulative); the last one is above every bound. */
+  buckets: number[];
+}
+
+interface Sample { metricName?: string; labels: Record<string, string>; value: number }
+
+/**
+ * http_requests_total and http_request_duration_seconds as plain numbers, exposed to prom-client
+ * as two metrics whose samples are built at scrape time (and summed across workers like its own).
+ */
+function createRequestSeries(registry: Registry) {
+  const series = new Map<string, RequestSeries>();
+  const metric = (name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]): Metric => ({
+    name, help, type, aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
+  }) as unknown as Metric;
+  registry.registerMetric(metric('http_requests_total', 'HTTP requests answered, by method, route pattern and status.', 'counter',
+    () => [...series.values()].map((s) => ({ labels: s.labels, value: s.count }))));
+  const durationName = 'http_request_duration_seconds';
+  registry.registerMetric(metric(durationName, 'Time from request received to response sent, by method, route pattern and status.', 'histogram', () => {
+    const samples: Sample[] = [];
+    for (const s of series.values()) {
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((bound, i) => {
+        cumulative += s.buckets[i]!;
+        samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: String(bound) }, value: cumulative });
+      });
+      samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count });
+      samples.push({ metricName: `${durationName}_sum`, labels: s.labels, value: s.sum });
+      samples.push({ metricName: `${durationName}_count`, labels: s.labels, value: s.count });
+    }
+    return samples;
+  }));
+  return (method: string, route: string, status: number, seconds: number): void => {
+    const key = `${method} ${status} ${route}`;
+    let s = series.get(key);
+    if (!s) {
+      s = { labels: { method, route, status_code: String(status) }, count: 0, sum: 0, buckets: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0) };
+      series.set(key, s);
+    }
+    s.count += 1;
+    s.sum += seconds;
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i += 1;
+    s.buckets[i]! += 1;
+  };
+}
+
+/** Builds this app's registry and the per-request observation. */
 export function createAppRegistry(sources: MetricsSources) {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({
-    name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status_code'] as const, registers,
-  });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds', help: 'Time from request received to response sent, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status_code'] as const, buckets: LATENCY_BUCKETS, registers,
-  });
+  const observe = createRequestSeries(registry);
   const { cache, rateLimit, loadShedding, connections } = sources;
   new Counter({
     name: 'guides_cache_lookups_total', help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
@@ -115,19 +162,6 @@ export function createAppRegistry(sources: MetricsSources) {
     },
   });
 
-  type Children = { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> };
-  const children = new Map<string, Children>();
-  function observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let child = children.get(key);
-    if (!child) {
-      const labels = { method, route, status_code: String(status) };
-      child = { count: requests.labels(labels), time: duration.labels(labels) };
-      children.set(key, child);
-    }
-    child.count.inc();
-    child.time.observe(seconds);
-  }
   return { registry, observe };
 }
 

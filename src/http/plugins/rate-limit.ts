@@ -31,7 +31,7 @@ import { globalPlugin } from './global-plugin.js';
 export const RATE_LIMIT_POLICY_NAME = 'per-ip';
 const WINDOW_MS = 60_000;
 /** Operational endpoints answer the platform (probes, scrapers), which must never be throttled; OPTIONS is exempt too. */
-export const RATE_LIMIT_EXEMPT_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 /** Clients tracked per window in memory; beyond that, new clients share one counter (an attack of that many addresses is not a per-client problem). */
 const MAX_TRACKED_CLIENTS = 500_000;
 const REDIS_COMMAND_TIMEOUT_MS = 100;
@@ -154,10 +154,12 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   };
 
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
-    const route = request.routeOptions.url;
     // CORS preflights are protocol, not use: a 429 there would reach browser code as an opaque
     // CORS failure instead of a readable problem, and browsers cache preflights for a day anyway.
-    if (request.method === 'OPTIONS' || (route !== undefined && RATE_LIMIT_EXEMPT_ROUTES.has(route))) {
+    // The path is read from the URL: request.routeOptions builds a new object on every access.
+    const url = request.url;
+    const queryStart = url.indexOf('?');
+    if (request.method === 'OPTIONS' || RATE_LIMIT_EXEMPT_PATHS.has(queryStart === -1 ? url : url.slice(0, queryStart))) {
       done();
       return;
     }
