@@ -287,6 +287,9 @@ export function describeGuideStoreContract(backend: string, createHarness: () =>
         expect(await search(store, '"cooler walk"')).toEqual([]);
         expect(await search(store, 'espresso allergen')).toEqual([]);
         expect(slugs(await search(store, '"morning rush" espresso'))).toEqual(['opening-a-cafe']);
+        // A phrase never runs from the end of one field into the next (title "Cold storage", summary "Shelving …").
+        expect(await search(store, '"storage shelving"')).toEqual([]);
+        expect(slugs(await search(store, '"cold storage"'))).toEqual(['walk-in-cooler']);
       });
 
       it('has no stop words: "the" and "a" are words like any other', async () => {

@@ -27,6 +27,9 @@ export const SEARCH_CONFIG = 'guides_search';
  */
 const SEPARATORS = String.raw`[\u0001-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u007F\u00A0-\u00A9\u00AB-\u00B1\u00B4\u00B6-\u00B8\u00BB\u00BF\u00D7\u00F7\u2000-\u206F\u2190-\u2BFF\u3000-\u303F\U0001F000-\U0001FAFF]+`;
 
+/** A lexeme no query can produce, one position long, placed between the fields of search_vector. */
+const FIELD_GAP = `'#:1'::tsvector`;
+
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
     version: 1,
@@ -78,10 +81,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         reading_time_minutes integer NOT NULL,
         headings jsonb NOT NULL,
         content_hash text NOT NULL,
+        -- Between fields sits the lexeme '#': it takes one position, so a phrase never runs from the
+        -- end of one field into the next (as in SQLite), and no query can match it ('#' is never in a word).
         search_vector tsvector GENERATED ALWAYS AS (
-          setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(title)), 'A')
-          || setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(summary)), 'B')
-          || setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(guides_tags_text(tags))), 'C')
+          setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(title)), 'A') || ${FIELD_GAP}
+          || setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(summary)), 'B') || ${FIELD_GAP}
+          || setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(guides_tags_text(tags))), 'C') || ${FIELD_GAP}
           || setweight(to_tsvector('${SEARCH_CONFIG}', guides_search_text(plain_text)), 'D')
         ) STORED,
         -- The title alone, small: "does the title match the whole query" is the first ranking
