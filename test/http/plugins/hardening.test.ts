@@ -66,6 +66,15 @@ describe('security headers and the URL cap', () => {
     expect([ok.statusCode, notModified.statusCode, problem.statusCode]).toEqual([200, 304, 404]);
   });
 
+  it('lets browser code read the headers a client needs (CORS exposed headers)', async () => {
+    const res = await t.app.inject({ url: '/api/v1/guides?limit=1', headers: { origin: 'https://app.example' } });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const exposed = String(res.headers['access-control-expose-headers']).split(/,\s*/);
+    for (const name of ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified']) {
+      expect(exposed).toContain(name);
+    }
+  });
+
   it('leaves /docs its own policy, so the reference page can run its scripts', async () => {
     const docs = await t.app.inject({ url: '/docs/' });
     expect(docs.statusCode).toBe(200);
