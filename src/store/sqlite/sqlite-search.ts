@@ -11,7 +11,7 @@ import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION } from './sqlite-search-index.js';
 import type { SearchStats } from './sqlite-search-index.js';
-import { forEachToken, tokensOfWord } from './sqlite-text.js';
+import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
 
@@ -30,7 +30,7 @@ class DocTokens {
   readonly bodyLength: number;
   private readonly data: Uint8Array;
   private pos = 0;
-  private readonly body: Int32Array;
+  private readonly bodyIds: Int32Array;
   private decoded = 0;
 
   constructor(data: Uint8Array) {
@@ -45,12 +45,30 @@ class DocTokens {
       return ids;
     });
     this.bodyLength = lengths[BODY] as number;
-    this.body = new Int32Array(this.bodyLength);
+    this.bodyIds = new Int32Array(this.bodyLength);
   }
 
   bodyAt(index: number): number {
-    while (this.decoded <= index) this.body[this.decoded++] = this.next();
-    return this.body[index] as number;
+    while (this.decoded <= index) this.bodyIds[this.decoded++] = this.next();
+    return this.bodyIds[index] as number;
+  }
+
+  /** The whole body, decoded in one tight loop. */
+  body(): Int32Array {
+    const { data, bodyIds: body } = this;
+    let pos = this.pos;
+    for (let i = this.decoded; i < body.length; i += 1) {
+      let byte = data[pos++] as number;
+      let value = byte & 0x7f;
+      for (let shift = 7; byte >= 0x80; shift += 7) {
+        byte = data[pos++] as number;
+        value += (byte & 0x7f) * 2 ** shift;
+      }
+      body[i] = value;
+    }
+    this.pos = pos;
+    this.decoded = body.length;
+    return body;
   }
 
   private next(): number {
@@ -83,6 +101,10 @@ interface IndexState {
   heap: Int32Array;
   unionSums: Int32Array;
   unionDocs: Int32Array;
+  /** Snippets' memo of token id → query term index, valid where the generation is the search's. */
+  termCacheGeneration: Int32Array;
+  termCacheValue: Int16Array;
+  generation: number;
 }
 
 /** A query term resolved against the vocabulary, with the documents it matches. */
@@ -109,8 +131,9 @@ export interface SearchHit {
 export interface SearchResult {
   hits: SearchHit[];
   terms: ResolvedTerm[];
-  /** Token id → index of the query term it matches (or −1), filled as snippets need it. */
-  termOfToken: Map<number, number>;
+  /** Which search the snippet memo belongs to (see IndexState.generation). */
+  generation: number;
+  state?: IndexState;
 }
 
 /** The short columns of a hit, as the caller already has them; the body is read here, a slice at a time. */
@@ -184,6 +207,9 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       heap: new Int32Array(docCount),
       unionSums: new Int32Array(docCount),
       unionDocs: new Int32Array(docCount),
+      termCacheGeneration: new Int32Array(terms.length),
+      termCacheValue: new Int16Array(terms.length),
+      generation: 0,
     };
   }
 
@@ -424,7 +450,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
   return {
     search(query, count, after) {
       const s = current();
-      const empty: SearchResult = { hits: [], terms: [], termOfToken: new Map() };
+      const empty: SearchResult = { hits: [], terms: [], generation: -1 };
       if (s.docCount === 0) return empty;
       const terms = resolve(s, query);
       if (!terms || terms.length === 0) return empty;
@@ -485,45 +511,63 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         }
         hits.push({ docno, guideId: s.guideIds[docno] as number, score: scores[top] as number });
       }
-      return { hits, terms, termOfToken: new Map() };
+      return { hits, terms, generation: -1, state: s };
     },
 
     snippet(result, hit, source) {
-      const s = current();
+      // The index state the search ran on (not re-read: a snippet belongs to its search).
+      const s = result.state ?? current();
       const doc = docTokens(hit.docno);
-      const termOf = result.termOfToken;
-      const termIndexOf = (id: number): number => {
-        let index = termOf.get(id);
-        if (index === undefined) {
-          const text = s.terms[id] ?? '';
-          index = result.terms.findIndex((term) => term.tokenIds.has(id) || (term.prefix !== undefined && text.startsWith(term.prefix)));
-          termOf.set(id, index);
+      // Token id → query term index, marked once per search in typed arrays (ids not marked: no term).
+      const { termCacheGeneration, termCacheValue } = s;
+      if (result.generation !== s.generation || result.generation < 0) {
+        s.generation += 1;
+        result.generation = s.generation;
+        // Later terms first, so an id two terms share keeps the first one's index.
+        for (let index = result.terms.length - 1; index >= 0; index -= 1) {
+          const term = result.terms[index] as ResolvedTerm;
+          const ids = term.prefix !== undefined ? expansionsOf(s, term.prefix) : term.tokenIds;
+          for (const id of ids) {
+            termCacheGeneration[id] = s.generation;
+            termCacheValue[id] = index;
+          }
         }
-        return index;
+      }
+      const generation = result.generation;
+      const termsOf = (ids: Int32Array): Int32Array => {
+        const termAt = new Int32Array(ids.length);
+        for (let i = 0; i < ids.length; i += 1) {
+          const id = ids[i] as number;
+          termAt[i] = termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1;
+        }
+        return termAt;
       };
+      const hasHit = (termAt: Int32Array): boolean => termAt.some((index) => index >= 0);
       // The body when it has a hit, else the first column that has one (summary, title, tags).
       let column = BODY;
-      let hasBodyHit = false;
-      for (let i = 0; i < doc.bodyLength && !hasBodyHit; i += 1) hasBodyHit = termIndexOf(doc.bodyAt(i)) >= 0;
-      if (!hasBodyHit) column = [1, 0, 2].find((c) => (doc.columns[c] as Int32Array).some((id) => termIndexOf(id) >= 0)) ?? BODY;
-      const length = column === BODY ? doc.bodyLength : (doc.columns[column] as Int32Array).length;
-      const idAt = column === BODY ? (i: number) => doc.bodyAt(i) : (i: number) => (doc.columns[column] as Int32Array)[i] as number;
+      let termAt = termsOf(doc.body());
+      if (!hasHit(termAt)) {
+        for (const other of [1, 0, 2]) {
+          const candidate = termsOf(doc.columns[other] as Int32Array);
+          if (hasHit(candidate)) {
+            column = other;
+            termAt = candidate;
+            break;
+          }
+        }
+      }
+      const length = termAt.length;
 
       // The first SNIPPET_TOKENS window with the most distinct terms; scanning stops once a window has them all.
       const wanted = result.terms.length;
       const counts = new Int32Array(wanted);
-      const termAt = new Int32Array(length).fill(-2);
-      const termAtIndex = (i: number): number => {
-        let index = termAt[i] as number;
-        if (index === -2) index = termAt[i] = termIndexOf(idAt(i));
-        return index;
-      };
+      const termAtIndex = (i: number): number => termAt[i] as number;
       const width = Math.min(SNIPPET_TOKENS, length);
       let distinct = 0;
       let bestStart = 0;
       let bestDistinct = -1;
       for (let last = 0; last < length; last += 1) {
-        const entering = termAtIndex(last);
+        const entering = termAt[last] as number;
         if (entering >= 0 && (counts[entering] = (counts[entering] as number) + 1) === 1) distinct += 1;
         const first = last - width + 1;
         if (first > 0) {
@@ -566,21 +610,25 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         let lastWordStart = -1;
         let index = tokenIndex;
         let complete = false;
-        forEachToken(text, (_token, start, wordEnd) => {
+        forEachWord(text, (start, wordEnd) => {
           const at = index;
-          index += 1;
+          // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
+          index += isPlainWord(text, start, wordEnd) ? 1 : tokensOfWord(text.slice(start, wordEnd)).length;
+          if (index === at) return true;
           if (at >= end) {
             complete = true;
             return false;
           }
           // A word cut by the end of a truncated slice is not rendered: read the rest and try again.
           if (isTruncated && wordEnd >= text.length) return false;
-          if (at < bestStart || start === lastWordStart) return true;
+          if (index <= bestStart || start === lastWordStart) return true;
           lastWordStart = start;
           // Text between words may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit.
           if (cursor >= 0) out += text.slice(cursor, start).replaceAll('*', '');
           const word = text.slice(start, wordEnd);
-          out += termAtIndex(at) >= 0 ? `**${word}**` : word;
+          let isHit = false;
+          for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= termAtIndex(t) >= 0;
+          out += isHit ? `**${word}**` : word;
           cursor = wordEnd;
           return true;
         });

@@ -176,6 +176,15 @@ export function forEachToken(text: string, onToken: (token: string, start: numbe
   }, from);
 }
 
+/** True when text[start, end) is plain ASCII letters and digits: one token, no normalization needed. */
+export function isPlainWord(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code >= 128 || ASCII_WORD[code] === 0) return false;
+  }
+  return true;
+}
+
 /** The tokens of `text`, in order. */
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
