@@ -20,6 +20,7 @@ import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { registerSearchBudget } from './http/plugins/search-budget.js';
 import { registerDocs } from './http/plugins/docs.js';
 import { addSharedSchemas, openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
 import { installProblemHandlers } from './http/problems.js';
@@ -163,6 +164,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const rateLimit = registerRateLimit(app, { config });
   registerUrlCap(app, config);
   const loadShedding = registerLoadShedding(app, config);
+  registerSearchBudget(app, config);
   registerCompression(app);
   registerMetrics(app, { cache, rateLimit, loadShedding, connections });
   app.register(swagger, openApiOptions(config));

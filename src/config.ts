@@ -39,6 +39,10 @@ export interface Config {
   maxHeaderBytes: number;
   /** Mean event-loop delay above which requests are shed with 503; 0 turns shedding off. */
   maxEventLoopDelayMs: number;
+  /** Searches allowed in flight at once; more are refused with 503 at once. 0 turns the budget off. */
+  searchConcurrency: number;
+  /** Event-loop lag above which new searches are refused with 503 (other requests are served); 0: no lag check. */
+  searchMaxLagMs: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +138,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxUrlLength: integer('MAX_URL_LENGTH', 8192, 256, 65_536),
     maxHeaderBytes: integer('MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
+    searchConcurrency: integer('SEARCH_CONCURRENCY', 4, 0, 10_000),
+    searchMaxLagMs: integer('SEARCH_MAX_LAG_MS', 25, 0, 60_000),
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(problems);

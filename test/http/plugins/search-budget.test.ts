@@ -1,0 +1,91 @@
+/**
+ * The search budget: a burst of distinct searches over real sockets beyond the budget is refused at
+ * once with 503 service-unavailable and Retry-After, while guide reads sent alongside are all
+ * served. On PostgreSQL the concurrency limit does it (SEARCH_CONCURRENCY searches in flight); on
+ * SQLite, whose searches run on the event loop, the loop-lag gate does. Figures under a sustained
+ * flood (p99 of guide reads against an idle server) come from `npm run soak`.
+ */
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isSearchRequest } from '../../../src/http/plugins/search-budget.js';
+import { createPostgresGuideStore } from '../../../src/store/postgres/postgres-guide-store.js';
+import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
+import type { TestApp } from '../../helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from '../../helpers/postgres-database.js';
+import type { TestDatabase } from '../../helpers/postgres-database.js';
+
+const hasPostgres = await requirePostgres('the search budget test on PostgreSQL');
+
+interface Answer { status: number; retryAfter?: string; body: string }
+
+function get(port: number, path: string, agent: http.Agent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, body }));
+    }).on('error', reject);
+  });
+}
+
+/** 120 distinct searches and 30 guide reads, all in flight at once on their own connections. */
+async function burst(t: TestApp): Promise<{ searches: Answer[]; reads: Answer[] }> {
+  const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const words = ['kitchen', 'menu', 'food', 'staff', 'safety', 'cost', 'service', 'clean', 'the', 'and', 'a', 'order'];
+  const searches = Array.from({ length: 120 }, (_, i) => get(port, `/api/v1/guides?limit=50&q=${words[i % 12]}%20${words[Math.floor(i / 12) % 12]!.slice(0, 2 + (i % 3))}`, agent));
+  const reads = Array.from({ length: 30 }, () => get(port, '/api/v1/guides/reduce-food-waste', agent));
+  return { searches: await Promise.all(searches), reads: await Promise.all(reads) };
+}
+
+function expectShedAtOnce({ searches, reads }: { searches: Answer[]; reads: Answer[] }): void {
+  const shed = searches.filter((a) => a.status === 503);
+  expect(shed.length, 'searches refused').toBeGreaterThan(0);
+  expect(searches.every((a) => a.status === 200 || a.status === 503)).toBe(true);
+  for (const answer of shed) {
+    expect(answer.retryAfter).toBe('1');
+    expect(JSON.parse(answer.body)).toMatchObject({ type: `${TEST_BASE_URL}/problems/service-unavailable`, status: 503 });
+  }
+  expect(reads.map((a) => a.status)).toEqual(reads.map(() => 200));
+}
+
+describe('search budget', () => {
+  let t: TestApp | undefined;
+  let database: TestDatabase | undefined;
+  afterEach(async () => {
+    await t?.close();
+    await database?.drop();
+    t = undefined;
+    database = undefined;
+  });
+
+  it('tells searches (a q, or a search cursor) from other list requests', () => {
+    const cursor = (fields: unknown[]): string => `${Buffer.from(JSON.stringify(fields)).toString('base64url')}.sig`;
+    expect(isSearchRequest({ q: 'menu' })).toBe(true);
+    expect(isSearchRequest({ q: '   ' })).toBe(false);
+    expect(isSearchRequest({})).toBe(false);
+    expect(isSearchRequest({ limit: '5' })).toBe(false);
+    expect(isSearchRequest({ cursor: cursor([1, 'l', 0, 'a']) })).toBe(false);
+    expect(isSearchRequest({ cursor: cursor([1, 's', 'menu', 1, 0, 'a']) })).toBe(true);
+    expect(isSearchRequest({ cursor: 'garbage' })).toBe(true);
+    expect(isSearchRequest({ q: ['a', 'b'] })).toBe(true);
+  });
+
+  it('on SQLite, refuses searches at once while the event loop is behind, and serves guide reads alongside', async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    expectShedAtOnce(await burst(t));
+  });
+
+  it.runIf(hasPostgres)('on PostgreSQL, refuses searches beyond SEARCH_CONCURRENCY at once, and serves guide reads alongside', async () => {
+    database = await createTestDatabase();
+    const store = createPostgresGuideStore({ connectionString: database.url, poolSize: 6 });
+    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '2', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    expectShedAtOnce(await burst(t));
+  });
+
+  it('can be turned off with SEARCH_CONCURRENCY=0', async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    const { searches } = await burst(t);
+    expect(searches.map((a) => a.status)).toEqual(searches.map(() => 200));
+  });
+});
