@@ -69,6 +69,19 @@ async function walkSearch(store: GuideStore, text: string, limit: number): Promi
   throw new Error('the walk did not end');
 }
 
+/**
+ * 1,400 words where "saffron" and "vanilla" never come within 130 words of each other (word
+ * positions taken from a generated guide on which PostgreSQL's ts_headline marked nothing).
+ */
+function farApart(): string {
+  const at = new Map<number, string>([
+    [44, 'saffron'], [206, 'saffron'], [217, 'saffron'], [572, 'saffron'], [1036, 'saffron'], [1099, 'saffron'], [1302, 'saffron'],
+    [385, 'vanilla'], [705, 'vanilla'], [780, 'vanilla'], [806, 'vanilla'],
+  ]);
+  const filler = ['lorem', 'ipsum', 'dolor', 'sit', 'amet', 'elit'];
+  return Array.from({ length: 1400 }, (_, i) => `${at.get(i) ?? filler[i % filler.length]!}${i % 12 === 11 ? '.' : ''}`).join(' ');
+}
+
 /** Guides written for the search tests: each word placed so one behaviour decides the match. */
 function searchContent(): ContentSet {
   return makeContent([
@@ -314,6 +327,19 @@ export function describeGuideStoreContract(backend: string, createHarness: () =>
         expect(cafe?.snippet).toMatch(/\*\*café\*\*/i);
         const [cooler] = await search(store, '"walk in cooler"');
         expect(cooler?.snippet).toContain('**');
+        // Terms in different fields are still marked.
+        const [spread] = await search(store, 'espresso weeks');
+        expect(spread?.slug).toBe('opening-a-cafe');
+        expect(spread?.snippet).toContain('**');
+      });
+
+      it('marks terms that never come close to each other', async () => {
+        await store.importContent(makeContent([
+          makeGuide({ slug: 'long-read', title: 'A long read', summary: 'Spices, far apart.', markdown: `# A long read\n\n${farApart()}\n` }),
+        ]));
+        const [far] = await search(store, 'saffron vanilla');
+        expect(far?.slug).toBe('long-read');
+        expect(far?.snippet).toMatch(/\*\*(saffron|vanilla)\*\*/i);
       });
 
       it('walks a search exactly once at any page size, through cursors', async () => {

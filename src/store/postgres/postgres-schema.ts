@@ -57,8 +57,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
         AS $fn$ SELECT coalesce(string_agg(tag, ' '), '') FROM jsonb_array_elements_text(tags) AS tag $fn$;
 
-      -- ANDs the per-term tsqueries of one search (tsquery_and is the function behind &&).
+      -- AND (and OR, for snippets) the per-term tsqueries of one search: the functions behind && and ||.
       CREATE AGGREGATE guides_tsquery_and(tsquery) (SFUNC = tsquery_and, STYPE = tsquery);
+      CREATE AGGREGATE guides_tsquery_or(tsquery) (SFUNC = tsquery_or, STYPE = tsquery);
 
       CREATE TABLE guides (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -56,34 +56,61 @@ export const SEARCH_QUERY_CTE = `
     WHERE $2::text IS NOT NULL
   ),
   search AS (
-    SELECT guides_tsquery_and(tq) AS query, coalesce(bool_and(numnode(tq) > 0), false) AS ok FROM search_terms
+    SELECT guides_tsquery_and(tq) AS query, guides_tsquery_or(tq) AS any_query,
+      coalesce(bool_and(numnode(tq) > 0), false) AS ok
+    FROM search_terms
   )`;
 
 /**
  * The snippet of one result row (`g` the guide, `s` the search; a LATERAL subquery). Its source is
  * the first field that matches the whole query: the body's plain text (Markdown removed, so a `**`
- * can only be ours), else the summary, else the title (their own `*` removed).
+ * can only be ours), else the summary, else the title (their own `*` removed). When the terms are
+ * spread over several fields, no field matches the whole query: then the snippet comes from all
+ * of them (title, summary, body) and marks every term (`any_query`). ts_headline marks nothing
+ * where the whole query does not match within a short passage, so a snippet without marks is
+ * made again with `any_query`.
  *
  * ts_headline re-parses its text and its cost grows faster than the text (the fragment mode
  * enumerates every cover): on 2,000-word guides it was most of a search's time. So it reads the
- * first SNIPPET_WINDOW characters (cut at a word boundary) first, and only when no term matched
- * there the whole text, with the cheaper cover-based mode. OFFSET 0 keeps PostgreSQL from
- * inlining the subqueries, which would compute the same headline several times.
+ * first SNIPPET_WINDOW characters (cut at a word boundary), and only when no term is marked there
+ * the whole text, with the cheaper cover-based mode. OFFSET 0 keeps PostgreSQL from inlining the
+ * subqueries, which would compute the same headline several times.
  */
 export const SNIPPET_SELECT = `
-  SELECT CASE WHEN position('**' in head.text) > 0 OR length(source.text) <= ${SNIPPET_WINDOW} THEN head.text
-    ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.query, '${FALLBACK_HEADLINE_OPTIONS}') END AS snippet
+  SELECT CASE
+      WHEN position('**' in head.text) > 0 THEN head.text
+      WHEN position('**' in coalesce(anyterm.text, '')) > 0 OR length(source.text) <= ${SNIPPET_WINDOW} THEN coalesce(anyterm.text, head.text)
+      ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.any_query, '${FALLBACK_HEADLINE_OPTIONS}')
+    END AS snippet
   FROM (
     SELECT CASE
-      WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN g.plain_text
-      WHEN ts_filter(g.search_vector, '{b}') @@ s.query THEN replace(g.summary, '*', '')
-      WHEN g.title_vector @@ s.query THEN replace(g.title, '*', '')
-      ELSE g.plain_text
-    END AS text OFFSET 0
+      WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN 'body'
+      WHEN ts_filter(g.search_vector, '{b}') @@ s.query THEN 'summary'
+      WHEN g.title_vector @@ s.query THEN 'title'
+      ELSE 'spread'
+    END AS field OFFSET 0
+  ) AS matched
+  CROSS JOIN LATERAL (
+    SELECT CASE matched.field
+        WHEN 'body' THEN g.plain_text
+        WHEN 'summary' THEN replace(g.summary, '*', '')
+        WHEN 'title' THEN replace(g.title, '*', '')
+        ELSE concat_ws(E'\\n', replace(g.title, '*', ''), replace(g.summary, '*', ''), g.plain_text)
+      END AS text,
+      CASE WHEN matched.field = 'spread' THEN s.any_query ELSE s.query END AS query
+    OFFSET 0
   ) AS source
   CROSS JOIN LATERAL (
-    SELECT ts_headline('${SEARCH_CONFIG}',
-      CASE WHEN length(source.text) > ${SNIPPET_WINDOW} THEN regexp_replace(left(source.text, ${SNIPPET_WINDOW + 1}), '\\S*$', '') ELSE source.text END,
-      s.query, '${HEADLINE_OPTIONS}') AS text
+    SELECT CASE WHEN length(source.text) > ${SNIPPET_WINDOW} THEN regexp_replace(left(source.text, ${SNIPPET_WINDOW + 1}), '\\S*$', '')
+      ELSE source.text END AS text
     OFFSET 0
-  ) AS head`;
+  ) AS win
+  CROSS JOIN LATERAL (
+    SELECT ts_headline('${SEARCH_CONFIG}', win.text, source.query, '${HEADLINE_OPTIONS}') AS text OFFSET 0
+  ) AS head
+  -- Only when the whole query marked nothing in the window (its terms lie too far apart there).
+  LEFT JOIN LATERAL (
+    SELECT ts_headline('${SEARCH_CONFIG}', win.text, s.any_query, '${HEADLINE_OPTIONS}') AS text
+    WHERE position('**' in head.text) = 0 AND matched.field <> 'spread'
+    OFFSET 0
+  ) AS anyterm ON true`;
