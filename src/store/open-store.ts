@@ -1,11 +1,14 @@
 /** Picks the backend from DATABASE_URL: `sqlite:<file>` (embedded) or `postgres://…` (shared). */
 import type { GuideStore } from './guide-store.js';
 import { createSqliteGuideStore } from './sqlite/sqlite-guide-store.js';
+import { createWatchedSqliteStore } from './sqlite/sqlite-watched-store.js';
 
 export interface OpenStoreOptions {
   databaseUrl: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** SQLite: reopen when the file is replaced, answer unavailable while it is missing or unreadable (for serving). */
+  watchFile?: boolean;
 }
 
 export function sqliteFileOf(databaseUrl: string): string | undefined {
@@ -14,7 +17,7 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
 
 export async function openStore(options: OpenStoreOptions): Promise<GuideStore> {
   const file = sqliteFileOf(options.databaseUrl);
-  if (file !== undefined) return createSqliteGuideStore(file);
+  if (file !== undefined) return options.watchFile ? createWatchedSqliteStore(file) : createSqliteGuideStore(file);
   if (/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
     // Loaded only when used, so SQLite deployments never load pg.
     const { createPostgresGuideStore } = await import('./postgres/postgres-guide-store.js');
