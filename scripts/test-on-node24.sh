@@ -9,6 +9,8 @@ ROOT="$PWD"
 NODE_MAJOR="${NODE_MAJOR:-24}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/guides-node${NODE_MAJOR}-XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
+# Some tests run the server as the unprivileged user nobody: it must reach this Node and project.
+chmod 755 "$WORK"
 
 echo "== installing node@${NODE_MAJOR} from the npm registry into $WORK/node"
 npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$WORK/node" "node@${NODE_MAJOR}" >/dev/null
