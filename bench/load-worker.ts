@@ -34,6 +34,8 @@ export interface LoadResult {
   distinctPathRatio: number;
 }
 
+const PREBUILT_PATHS = 64;
+
 function percentile(sorted: Float64Array, fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
@@ -54,14 +56,19 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
       duration: job.durationSeconds,
       pipelining: 1,
       headers: job.headers ?? {},
-      requests: [{
-        method: 'GET',
-        setupRequest: (request) => {
-          const path = job.paths[next % job.paths.length] as string;
-          next += 1;
-          return { ...request, path };
-        },
-      }],
+      // A few paths: prebuilt requests, each connection cycling through them (autocannon rebuilds a
+      // request with a setupRequest every time, which would make the load generator the bottleneck).
+      // Many paths: handed out one by one across all connections, so none is sent twice.
+      requests: job.paths.length <= PREBUILT_PATHS
+        ? job.paths.map((path) => ({ method: 'GET', path }))
+        : [{
+          method: 'GET',
+          setupRequest: (request) => {
+            const path = job.paths[next % job.paths.length] as string;
+            next += 1;
+            return { ...request, path };
+          },
+        }],
     }, (error, result) => {
       if (error) {
         reject(error);
@@ -81,7 +88,7 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
         unexpected,
         errors: result.errors + result.timeouts,
         statusCounts,
-        distinctPathRatio: count === 0 ? 1 : Math.min(1, job.paths.length / count),
+        distinctPathRatio: count === 0 || job.paths.length <= PREBUILT_PATHS ? 1 : Math.min(1, next / count, job.paths.length / count),
       });
     });
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {

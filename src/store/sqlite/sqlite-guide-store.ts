@@ -13,8 +13,8 @@ import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { createSqliteSearch } from './sqlite-search.js';
-import { SEARCH_FORMAT_VERSION, buildSearchIndex } from './sqlite-search-index.js';
-import type { IndexedGuide } from './sqlite-search-index.js';
+import { SEARCH_FORMAT_VERSION, buildSearchIndex, textParts } from './sqlite-search-index.js';
+import type { IndexedGuide, SearchCard } from './sqlite-search-index.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -107,20 +107,19 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       ORDER BY g.published_ms DESC, g.slug LIMIT :limit`),
     index: db.prepare<[], GuideIndexEntry>(`SELECT g.slug, g.title, g.summary FROM guides AS g INDEXED BY guides_published_by_date
       WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug`),
-    // Search hits come from the index, which holds published guides only; the status test is a second lock.
-    searchRow: db.prepare<[number], SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
-      FROM guides AS g WHERE g.id = ? AND g.status = 'published'`),
     existing: db.prepare<[], { slug: string; status: GuideStatus; content_hash: string }>('SELECT slug, status, content_hash FROM guides'),
     upsert: db.prepare(`INSERT INTO guides (slug, status, title, summary, tags, language, published_at, published_ms, updated_at,
-        author, canonical_url, markdown, word_count, reading_time_minutes, headings, content_hash, plain_text)
+        author, canonical_url, markdown, word_count, reading_time_minutes, headings, content_hash)
       VALUES (@slug, @status, @title, @summary, @tags, @language, @published_at, @published_ms, @updated_at,
-        @author, @canonical_url, @markdown, @word_count, @reading_time_minutes, @headings, @content_hash, @plain_text)
+        @author, @canonical_url, @markdown, @word_count, @reading_time_minutes, @headings, @content_hash)
       ON CONFLICT (slug) DO UPDATE SET status = excluded.status, title = excluded.title, summary = excluded.summary,
         tags = excluded.tags, language = excluded.language, published_at = excluded.published_at,
         published_ms = excluded.published_ms, updated_at = excluded.updated_at, author = excluded.author,
         canonical_url = excluded.canonical_url, markdown = excluded.markdown, word_count = excluded.word_count,
-        reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash,
-        plain_text = excluded.plain_text`),
+        reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash
+      RETURNING id`),
+    deleteText: db.prepare('DELETE FROM guide_text WHERE guide_id = ?'),
+    insertText: db.prepare('INSERT INTO guide_text (guide_id, part, text) VALUES (?, ?, ?)'),
     archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
     publishedIds: db.prepare<[], { id: number; slug: string }>("SELECT id, slug FROM guides WHERE status = 'published'"),
   };
@@ -146,7 +145,11 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   const applyImport = db.transaction((content: ContentSet): ImportSummary => {
     const existing: ExistingGuide[] = statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }));
     const plan = planImport(content.guides, existing);
-    for (const { guide, contentHash } of plan.upserts) statements.upsert.run(toRow(guide, contentHash));
+    for (const { guide, contentHash } of plan.upserts) {
+      const { id } = statements.upsert.get(toRow(guide, contentHash)) as { id: number };
+      statements.deleteText.run(id);
+      textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
+    }
     for (const slug of plan.archive) statements.archive.run(slug);
     // Relevance statistics are global, so any change to the guides rebuilds the whole index. The
     // folder holds every guide (those not in it were just archived), so its published guides are
@@ -196,13 +199,11 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       const result = search.search(query, limit + 1, after);
       const items: GuideSummaryData[] = [];
       let next: SearchPosition | undefined;
+      // Summaries come from the index (which holds published guides only), not from the guides rows.
       for (const hit of result.hits.slice(0, limit)) {
-        const row = statements.searchRow.get(hit.guideId);
-        if (!row) throw new Error('the search index names a guide that is not published');
-        const tags = (JSON.parse(row.tags) as string[]).join(' ');
-        const snippet = search.snippet(result, hit, { title: row.title, summary: row.summary, tags });
-        items.push({ ...toSummary(row), snippet });
-        next = { score: hit.score, publishedMs: row.published_ms, slug: row.slug };
+        const item = search.present(result, hit);
+        items.push(item);
+        next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
       }
       return { items, ...(result.hits.length > limit && next ? { next } : {}) };
     })),
@@ -229,16 +230,13 @@ function publishedInListOrder(guides: readonly GuideRecord[], ids: readonly { id
   const bySlug = new Map(guides.map((guide) => [guide.slug, guide]));
   return [...bySlug.values()]
     .filter((guide) => guide.status === 'published')
-    .map((guide) => ({
-      id: idOf.get(guide.slug) as number,
-      title: guide.title,
-      summary: guide.summary,
-      tags: guide.tags.join(' '),
-      plainText: guide.plainText,
-      publishedMs: Date.parse(guide.publishedAt as string),
-      slug: guide.slug,
-    }))
-    .sort((a, b) => b.publishedMs - a.publishedMs || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+    .map((guide) => {
+      const publishedAt = guide.publishedAt as string;
+      const card: SearchCard = [guide.slug, guide.title, guide.summary, guide.tags, guide.language, publishedAt,
+        guide.updatedAt ?? publishedAt, guide.readingTimeMinutes];
+      return { id: idOf.get(guide.slug) as number, card, plainText: guide.plainText, publishedMs: Date.parse(publishedAt) };
+    })
+    .sort((a, b) => b.publishedMs - a.publishedMs || (a.card[0] < b.card[0] ? -1 : a.card[0] > b.card[0] ? 1 : 0));
 }
 
 function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown> {
@@ -259,6 +257,5 @@ function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown>
     reading_time_minutes: guide.readingTimeMinutes,
     headings: JSON.stringify(guide.headings),
     content_hash: contentHash,
-    plain_text: guide.plainText,
   };
 }

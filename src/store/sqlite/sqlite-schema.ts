@@ -57,4 +57,33 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE TABLE search_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    description: 'plain text in parts of 1,024 characters; list pages and search results read no overflow pages',
+    sql: `
+      -- A snippet reads one or two parts instead of the whole text (which spans overflow pages).
+      CREATE TABLE guide_text (
+        guide_id INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (guide_id, part)
+      ) WITHOUT ROWID;
+      INSERT INTO guide_text (guide_id, part, text)
+        WITH RECURSIVE parts (guide_id, part, rest) AS (
+          SELECT id, 0, plain_text FROM guides WHERE plain_text IS NOT NULL AND plain_text <> ''
+          UNION ALL
+          SELECT guide_id, part + 1, substr(rest, 1025) FROM parts WHERE length(rest) > 1024
+        )
+        SELECT guide_id, part, substr(rest, 1, 1024) FROM parts;
+      UPDATE guides SET plain_text = NULL;
+      -- Covering: a list page reads the index alone, never the rows (whose Markdown would make
+      -- SQLite walk overflow pages to reach the columns stored after it).
+      DROP INDEX guides_published_by_date;
+      CREATE INDEX guides_published_by_date ON guides
+        (published_ms DESC, slug, title, summary, tags, language, published_at, updated_at, reading_time_minutes)
+        WHERE status = 'published';
+      -- A search result's summary fields, as JSON, next to its tokens.
+      ALTER TABLE search_docs ADD COLUMN card TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];

@@ -22,7 +22,7 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
 /** Bump when the stored layout changes: readers rebuild an index of another format. */
-export const SEARCH_FORMAT_VERSION = 2;
+export const SEARCH_FORMAT_VERSION = 3;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
 /** A prefix gets its own merged list when it expands to more tokens or postings than this. */
@@ -95,9 +95,31 @@ interface GuideTextRow {
   title: string;
   summary: string;
   tags: string;
+  language: string;
+  published_at: string;
+  updated_at: string | null;
+  reading_time_minutes: number;
   plain_text: string | null;
   published_ms: number;
 }
+
+/** Characters (code points) per stored part of a guide's plain text (table guide_text). */
+export const TEXT_PART_CHARS = 1024;
+
+/** A guide's plain text cut into parts of TEXT_PART_CHARS code points, as SQLite's substr() counts. */
+export function textParts(text: string): string[] {
+  const parts: string[] = [];
+  if (!HIGH_SURROGATE.test(text)) {
+    for (let start = 0; start < text.length; start += TEXT_PART_CHARS) parts.push(text.slice(start, start + TEXT_PART_CHARS));
+    return parts;
+  }
+  const codePoints = Array.from(text);
+  for (let start = 0; start < codePoints.length; start += TEXT_PART_CHARS) parts.push(codePoints.slice(start, start + TEXT_PART_CHARS).join(''));
+  return parts;
+}
+
+/** The summary fields of a search result, stored with its tokens: slug, title, summary, tags, language, publishedAt, updatedAt, readingTimeMinutes. */
+export type SearchCard = [string, string, string, string[], string, string, string, number];
 
 const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
 
@@ -136,10 +158,7 @@ export interface SearchStats {
 /** A published guide as the index reads it. */
 export interface IndexedGuide {
   id: number;
-  title: string;
-  summary: string;
-  /** Tags joined by spaces. */
-  tags: string;
+  card: SearchCard;
   plainText: string;
   publishedMs: number;
 }
@@ -154,9 +173,11 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
   db.exec('DELETE FROM search_postings; DELETE FROM search_docs; DELETE FROM search_meta;');
   // Read in keyset batches: better-sqlite3 cannot write while a read statement is still iterating,
   // and reading every text at once would hold the whole corpus in memory.
-  const firstBatch = db.prepare<[number], GuideTextRow>(`SELECT g.id, g.slug, g.title, g.summary, g.tags, g.plain_text, g.published_ms
+  const columns = `g.id, g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.updated_at, g.reading_time_minutes, g.published_ms,
+    (SELECT group_concat(t.text, '' ORDER BY t.part) FROM guide_text AS t WHERE t.guide_id = g.id) AS plain_text`;
+  const firstBatch = db.prepare<[number], GuideTextRow>(`SELECT ${columns}
     FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug LIMIT ?`);
-  const nextBatch = db.prepare<[number, number, string, number], GuideTextRow>(`SELECT g.id, g.slug, g.title, g.summary, g.tags, g.plain_text, g.published_ms
+  const nextBatch = db.prepare<[number, number, string, number], GuideTextRow>(`SELECT ${columns}
     FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published'
       AND (g.published_ms < ? OR (g.published_ms = ? AND g.slug > ?))
     ORDER BY g.published_ms DESC, g.slug LIMIT ?`);
@@ -164,16 +185,15 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
     let batch = firstBatch.all(BATCH_ROWS);
     while (batch.length > 0) {
       for (const row of batch) {
-        yield {
-          id: row.id, title: row.title, summary: row.summary, tags: (JSON.parse(row.tags) as string[]).join(' '),
-          plainText: row.plain_text ?? '', publishedMs: row.published_ms,
-        };
+        const card: SearchCard = [row.slug, row.title, row.summary, JSON.parse(row.tags) as string[], row.language, row.published_at,
+          row.updated_at ?? row.published_at, row.reading_time_minutes];
+        yield { id: row.id, card, plainText: row.plain_text ?? '', publishedMs: row.published_ms };
       }
       const last = batch.at(-1) as GuideTextRow;
       batch = batch.length < BATCH_ROWS ? [] : nextBatch.all(last.published_ms, last.published_ms, last.slug, BATCH_ROWS);
     }
   }
-  const insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens) VALUES (?, ?)');
+  const insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card) VALUES (?, ?, ?)');
   const insertPostings = db.prepare('INSERT INTO search_postings (id, df, data) VALUES (?, ?, ?)');
   const insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
 
@@ -217,7 +237,7 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
   };
 
   for (const row of published ?? publishedRows()) {
-    const texts = [row.title, row.summary, row.tags, row.plainText];
+    const texts = [row.card[1], row.card[2], row.card[3].join(' '), row.plainText];
     const body = new VarintWriter(256);
     const checkpoints = new VarintWriter(32);
     let checkpointCount = 0;
@@ -269,7 +289,7 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
     header.push(checkpointCount);
     for (const ids of columnTokens) for (const id of ids) body.push(id);
     const tokens = Buffer.concat([header.toBuffer(), checkpoints.toBuffer(), body.toBuffer()]);
-    insertDoc.run(docno, tokens);
+    insertDoc.run(docno, tokens, JSON.stringify(row.card));
     guideIds.push(row.id);
     publishedMs.push(row.publishedMs);
     lengths.push(length);

@@ -9,8 +9,9 @@
 import type { Database } from 'better-sqlite3';
 import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
-import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION } from './sqlite-search-index.js';
-import type { SearchStats } from './sqlite-search-index.js';
+import type { GuideSummaryData } from '../../guides/guide.js';
+import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS } from './sqlite-search-index.js';
+import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
@@ -20,21 +21,32 @@ const SNIPPET_TOKENS = 24;
 /** Posting lists kept decoded-ready in memory, by total bytes (the common terms' lists). */
 const POSTINGS_CACHE_BYTES = 32 * 1024 * 1024;
 const BODY = 3;
-/** Characters of body text read for a snippet; enough for the window from its checkpoint in most text. */
-const BODY_SLICE_CHARS = 1600;
+
+/** The UTF-16 offset of the code point at `codePoints` in `text` (they differ only past astral characters). */
+function utf16Offset(text: string, codePoints: number): number {
+  if (!/[\uD800-\uDBFF]/.test(text)) return codePoints;
+  let offset = 0;
+  for (let seen = 0; seen < codePoints && offset < text.length; seen += 1) {
+    const code = text.charCodeAt(offset);
+    offset += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+  }
+  return offset;
+}
 
 /** One document's token ids: short columns decoded at once, the body only as far as it is read. */
 class DocTokens {
   readonly columns: Int32Array[];
   readonly checkpoints: number[];
   readonly bodyLength: number;
+  readonly card: SearchCard;
   private readonly data: Uint8Array;
   private pos = 0;
   private readonly bodyIds: Int32Array;
   private decoded = 0;
 
-  constructor(data: Uint8Array) {
+  constructor(data: Uint8Array, card: string) {
     this.data = data;
+    this.card = JSON.parse(card) as SearchCard;
     const lengths = [this.next(), this.next(), this.next(), this.next()];
     const checkpointCount = this.next();
     this.checkpoints = [];
@@ -124,6 +136,7 @@ interface ResolvedTerm {
 export interface SearchHit {
   docno: number;
   guideId: number;
+  publishedMs: number;
   /** Lower is better (a negated BM25 sum), as the store contract orders searches. */
   score: number;
 }
@@ -136,18 +149,13 @@ export interface SearchResult {
   state?: IndexState;
 }
 
-/** The short columns of a hit, as the caller already has them; the body is read here, a slice at a time. */
-export interface SnippetSource {
-  title: string;
-  summary: string;
-  tags: string;
-}
+
 
 export interface SqliteSearch {
   /** Up to `count` hits strictly after `after`, best first. */
   search(query: SearchQuery, count: number, after: SearchPosition | undefined): SearchResult;
-  /** The best passage of a hit with its matched words wrapped in `**`. */
-  snippet(result: SearchResult, hit: SearchHit, source: SnippetSource): string;
+  /** A hit's summary fields, and a snippet: its best passage with the matched words wrapped in `**`. */
+  present(result: SearchResult, hit: SearchHit): GuideSummaryData;
 }
 
 function readInt32Array(buffer: Buffer): Int32Array {
@@ -161,9 +169,8 @@ export function createSqliteSearch(db: Database): SqliteSearch {
     version: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'content_version'").pluck(),
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
     postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
-    docTokens: db.prepare<[number], Buffer>('SELECT tokens FROM search_docs WHERE docno = ?').pluck(),
-    bodySlice: db.prepare<[number, number, number], string>('SELECT substr(plain_text, ?, ?) FROM guides WHERE id = ?').pluck(),
-    bodyRest: db.prepare<[number, number], string>('SELECT substr(plain_text, ?) FROM guides WHERE id = ?').pluck(),
+    docTokens: db.prepare<[number], { tokens: Buffer; card: string }>('SELECT tokens, card FROM search_docs WHERE docno = ?'),
+    textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text WHERE guide_id = ? AND part >= ? ORDER BY part LIMIT ?').pluck(),
     slugOf: db.prepare<[number], string>('SELECT slug FROM guides WHERE id = ?').pluck(),
   };
 
@@ -427,7 +434,8 @@ export function createSqliteSearch(db: Database): SqliteSearch {
   }
 
   function docTokens(docno: number): DocTokens {
-    return new DocTokens(statements.docTokens.get(docno) ?? Buffer.alloc(0));
+    const row = statements.docTokens.get(docno);
+    return new DocTokens(row?.tokens ?? Buffer.alloc(0), row?.card ?? '[]');
   }
 
   function hasPhrase(doc: DocTokens, phrase: readonly number[]): boolean {
@@ -447,6 +455,56 @@ export function createSqliteSearch(db: Database): SqliteSearch {
     return false;
   }
 
+  /**
+   * The `count` best of the first `matched` candidates, best first: one pass keeping a bounded
+   * heap with the worst of the best on top, so most candidates cost a single comparison.
+   */
+  function selectBest(s: IndexState, matched: number, count: number): SearchHit[] {
+    const { candidates, scores, heap } = s;
+    const worse = (a: number, b: number): boolean => {
+      const x = scores[a] as number;
+      const y = scores[b] as number;
+      return x > y || (x === y && (candidates[a] as number) > (candidates[b] as number));
+    };
+    let size = 0;
+    const siftDown = (): void => {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= size) return;
+        const right = left + 1;
+        const child = right < size && worse(heap[right] as number, heap[left] as number) ? right : left;
+        if (!worse(heap[child] as number, heap[i] as number)) return;
+        const swap = heap[i] as number;
+        heap[i] = heap[child] as number;
+        heap[child] = swap;
+        i = child;
+      }
+    };
+    for (let i = 0; i < matched; i += 1) {
+      if (size < count) {
+        let at = size++;
+        heap[at] = i;
+        while (at > 0) {
+          const parent = (at - 1) >>> 1;
+          if (!worse(heap[at] as number, heap[parent] as number)) break;
+          const swap = heap[at] as number;
+          heap[at] = heap[parent] as number;
+          heap[parent] = swap;
+          at = parent;
+        }
+      } else if (worse(heap[0] as number, i)) {
+        heap[0] = i;
+        siftDown();
+      }
+    }
+    const chosen = Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+    return chosen.map((i) => {
+      const docno = candidates[i] as number;
+      return { docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[i] as number };
+    });
+  }
+
   return {
     search(query, count, after) {
       const s = current();
@@ -456,6 +514,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       if (!terms || terms.length === 0) return empty;
       let matched = evaluate(s, terms.flatMap((term) => term.sources));
       const { candidates, scores, heap } = s;
+      // Scores are negated sums: lower is better, as the store contract orders searches.
       for (let i = 0; i < matched; i += 1) scores[i] = -(scores[i] as number);
 
       // Keep only candidates strictly after the cursor: a worse score, or the same score later in list order.
@@ -472,7 +531,11 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         matched = kept;
       }
 
-      // A binary heap of candidate indexes, best (lowest score, then lowest docno) on top.
+      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => term.phrase as number[]);
+      if (phrases.length === 0) return { hits: selectBest(s, matched, count), terms, generation: -1, state: s };
+
+      // With a phrase, candidates are checked in rank order until the page is full: a binary heap of
+      // candidate indexes, best (lowest score, then lowest docno) on top.
       const better = (a: number, b: number): boolean => {
         const x = scores[a] as number;
         const y = scores[b] as number;
@@ -495,8 +558,6 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         }
       };
       for (let i = (size >>> 1) - 1; i >= 0; i -= 1) siftDown(i);
-
-      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => term.phrase as number[]);
       const hits: SearchHit[] = [];
       while (hits.length < count && size > 0) {
         const top = heap[0] as number;
@@ -504,20 +565,18 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         heap[0] = heap[size] as number;
         siftDown(0);
         const docno = candidates[top] as number;
-        // Phrases are checked in rank order, only as far as the page needs.
-        if (phrases.length > 0) {
-          const doc = docTokens(docno);
-          if (!phrases.every((phrase) => hasPhrase(doc, phrase))) continue;
-        }
-        hits.push({ docno, guideId: s.guideIds[docno] as number, score: scores[top] as number });
+        const doc = docTokens(docno);
+        if (!phrases.every((phrase) => hasPhrase(doc, phrase))) continue;
+        hits.push({ docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[top] as number });
       }
       return { hits, terms, generation: -1, state: s };
     },
 
-    snippet(result, hit, source) {
+    present(result, hit) {
       // The index state the search ran on (not re-read: a snippet belongs to its search).
       const s = result.state ?? current();
       const doc = docTokens(hit.docno);
+      const card = doc.card;
       // Token id → query term index, marked once per search in typed arrays (ids not marked: no term).
       const { termCacheGeneration, termCacheValue } = s;
       if (result.generation !== s.generation || result.generation < 0) {
@@ -592,6 +651,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       let tokenIndex = 0;
       let isTruncated = false;
       let fromCodePoint = 0;
+      let firstPart = 0;
       if (column === BODY) {
         const { checkpoints } = doc;
         for (let i = 0; i + 1 < checkpoints.length; i += 2) {
@@ -599,11 +659,15 @@ export function createSqliteSearch(db: Database): SqliteSearch {
           tokenIndex = checkpoints[i] as number;
           fromCodePoint = checkpoints[i + 1] as number;
         }
-        text = statements.bodySlice.get(fromCodePoint + 1, BODY_SLICE_CHARS, hit.guideId) ?? '';
-        isTruncated = text.length >= BODY_SLICE_CHARS;
+        // Two parts of TEXT_PART_CHARS from the part holding the checkpoint: the window rarely needs more.
+        firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
+        const parts = statements.textParts.all(hit.guideId, firstPart, 2);
+        text = parts.join('');
+        isTruncated = parts.length === 2;
       } else {
-        text = [source.title, source.summary, source.tags][column] as string;
+        text = [card[1], card[2], card[3].join(' ')][column] as string;
       }
+      const startOffset = (): number => utf16Offset(text, fromCodePoint - firstPart * TEXT_PART_CHARS);
       const render = (): string | undefined => {
         let out = '';
         let cursor = -1;
@@ -631,16 +695,22 @@ export function createSqliteSearch(db: Database): SqliteSearch {
           out += isHit ? `**${word}**` : word;
           cursor = wordEnd;
           return true;
-        });
+        }, startOffset());
+        // A window that reaches the end of the column keeps its closing punctuation.
+        if (!complete && end >= length && cursor >= 0) out += text.slice(cursor).replaceAll('*', '');
         return complete || index >= end || !isTruncated ? out : undefined;
       };
       let out = render();
       if (out === undefined) {
-        text = statements.bodyRest.get(fromCodePoint + 1, hit.guideId) ?? '';
+        text = statements.textParts.all(hit.guideId, firstPart, -1).join('');
         isTruncated = false;
         out = render() ?? '';
       }
-      return `${bestStart > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${end < length ? '…' : ''}`;
+      const snippet = `${bestStart > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${end < length ? '…' : ''}`;
+      return {
+        slug: card[0], title: card[1], summary: card[2], tags: card[3], language: card[4], publishedAt: card[5], updatedAt: card[6],
+        readingTimeMinutes: card[7], snippet,
+      };
     },
   };
 }

@@ -1,0 +1,97 @@
+/**
+ * The SQLite search index beyond the shared store contract: pages of a larger generated corpus,
+ * snippets from anywhere in long bodies, and databases made by the FTS5 version (schema 1).
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeCorpus } from '../../bench/corpus.js';
+import { loadContentFolder } from '../../src/content/load-content.js';
+import type { SearchPosition } from '../../src/guides/cursor.js';
+import { parseSearchQuery } from '../../src/guides/search-query.js';
+import type { GuideStore } from '../../src/store/guide-store.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-schema.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+
+const dirs: string[] = [];
+const stores: GuideStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function openStore(): { store: GuideStore; file: string; dir: string } {
+  const dir = makeTempDir('sqlite-search-');
+  dirs.push(dir);
+  const file = path.join(dir, 'guides.db');
+  const store = createSqliteGuideStore(file);
+  stores.push(store);
+  return { store, file, dir };
+}
+
+async function walk(store: GuideStore, text: string, limit: number): Promise<{ slugs: string[]; scores: number[] }> {
+  const query = parseSearchQuery(text);
+  const slugs: string[] = [];
+  const scores: number[] = [];
+  let after: SearchPosition | undefined;
+  for (;;) {
+    const page = await store.searchPublishedGuides({ query, limit, ...(after ? { after } : {}) });
+    slugs.push(...page.items.map((item) => item.slug));
+    if (!page.next) return { slugs, scores };
+    scores.push(page.next.score);
+    after = page.next;
+  }
+}
+
+describe('SQLite search', () => {
+  it('walks every kind of query over a generated corpus exactly once, in one order, at any page size', async () => {
+    const { store, dir } = openStore();
+    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
+    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+    await store.importContent(loaded.content!);
+    for (const text of ['the', 'food kitchen', 'a', 'th', 'allergen', '"of the"', 'staff sch', 'the of and to', 'menu "the"']) {
+      const whole = await walk(store, text, 50);
+      expect(whole.slugs.length, text).toBeGreaterThan(0);
+      expect(new Set(whole.slugs).size, text).toBe(whole.slugs.length);
+      // Scores of successive pages never improve (lower is better).
+      for (let i = 1; i < whole.scores.length; i += 1) expect(whole.scores[i]!, text).toBeGreaterThanOrEqual(whole.scores[i - 1]!);
+      for (const limit of [1, 7, 20]) expect((await walk(store, text, limit)).slugs, `${text} by ${limit}`).toEqual(whole.slugs);
+    }
+  });
+
+  it('takes snippets from anywhere in a long body, past astral characters, with the words around the match', async () => {
+    const { store } = openStore();
+    const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
+    const markdown = `# Long\n\n${'😀 '.repeat(700)}${filler('lorem', 400)} the quokka waits by the walk-in door ${filler('ipsum', 400)}\n`;
+    await store.importContent(makeContent([makeGuide({ slug: 'long', markdown })]));
+    const [item] = (await store.searchPublishedGuides({ query: parseSearchQuery('quokka'), limit: 5 })).items;
+    expect(item?.snippet).toMatch(/^….*lorem\d the \*\*quokka\*\* waits by the walk-in door ipsum0.*…$/);
+  });
+
+  it('migrates a database made by the FTS5 version and finds its guides', async () => {
+    const dir = makeTempDir('sqlite-migrate-');
+    dirs.push(dir);
+    const file = path.join(dir, 'guides.db');
+    const old = new Database(file);
+    const first = SQLITE_MIGRATIONS[0]!;
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    old.exec(first.sql);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (1, ?)').run(new Date().toISOString());
+    old.prepare(`INSERT INTO guides (id, slug, status, title, summary, tags, language, published_at, published_ms, updated_at, markdown,
+      word_count, reading_time_minutes, headings, content_hash) VALUES (7, 'cold-chain', 'published', 'Cold chain', 'Keep it cold.', '["food-safety"]',
+      'en', '2026-01-01T09:00:00Z', ?, NULL, '# Cold chain\n\nReceive chilled deliveries at 5 °C or below.\n', 8, 1, '[]', 'h')`).run(Date.parse('2026-01-01T09:00:00Z'));
+    old.prepare('INSERT INTO guides_fts (rowid, title, summary, tags, body) VALUES (7, ?, ?, ?, ?)')
+      .run('Cold chain', 'Keep it cold.', 'food-safety', 'Cold chain\nReceive chilled deliveries at 5 °C or below.');
+    old.prepare("UPDATE meta SET value = '1' WHERE key = 'content_version'").run();
+    old.close();
+
+    const store = createSqliteGuideStore(file);
+    stores.push(store);
+    const page = await store.searchPublishedGuides({ query: parseSearchQuery('deliveries'), limit: 5 });
+    expect(page.items.map((item) => [item.slug, item.snippet])).toEqual([['cold-chain', 'Cold chain Receive chilled **deliveries** at 5 °C or below.']]);
+    expect((await store.listPublishedGuides({ limit: 5 })).items.map((item) => item.slug)).toEqual(['cold-chain']);
+  });
+});
