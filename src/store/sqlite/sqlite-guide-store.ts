@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './sqlite-database.js';
 import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
 import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
@@ -70,7 +70,7 @@ export interface SqliteStoreOptions {
 
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
   if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = new Database(file, { fileMustExist: options.fileMustExist ?? false });
+  const db = openSqliteDatabase(file, { fileMustExist: options.fileMustExist ?? false });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
@@ -96,6 +96,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     insertMetaIfAbsent: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING'),
     anyGuide: db.prepare('SELECT 1 AS one FROM guides LIMIT 1'),
+    ping: db.prepare('SELECT 1'),
     detail: db.prepare<[string], DetailRow>(`SELECT ${SUMMARY_COLUMNS}, g.markdown, g.word_count, g.headings, g.author, g.canonical_url
       FROM guides AS g INDEXED BY guides_published_by_slug WHERE g.slug = ? AND g.status = 'published'`),
     firstPage: db.prepare<[number], SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
@@ -214,7 +215,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       return Buffer.from(readMeta('cursor_key')!, 'base64url');
     }),
     ping: () => guard(() => {
-      db.prepare('SELECT 1').get();
+      statements.ping.get();
     }),
     close: () => {
       if (db.open) db.close();
