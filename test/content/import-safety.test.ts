@@ -14,10 +14,10 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GuideStore } from '../../src/store/guide-store.js';
+import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
 import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
@@ -239,9 +239,9 @@ describe('an import that fails half-way changes nothing', () => {
 
     const after = await checksumOf(() => createSqliteGuideStore(db, { fileMustExist: true }));
     expect(after).toEqual(before);
-    const raw = new Database(db, { fileMustExist: true, readonly: true });
+    const raw = openSqliteDatabase(db, { fileMustExist: true, readonly: true });
     try {
-      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(raw.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
     } finally {
       raw.close();
     }

@@ -18,11 +18,15 @@ export function openSqliteDatabase(file: string, options: Database.Options = {})
   const db = new Database(file, options);
   keptForLifeOfProcess.add(db);
   const prepare = db.prepare.bind(db);
-  // pragma() and transaction() prepare through this method too, so they are covered.
   db.prepare = ((source: string) => {
     const statement = prepare(source);
     keptForLifeOfProcess.add(statement);
     return statement;
   }) as typeof db.prepare;
+  // pragma() prepares a statement natively, past the method above, and drops it at once.
+  db.pragma = (() => {
+    throw new Error('db.pragma() drops a native statement (fatal on Node 24): use db.exec() or db.prepare()');
+  }) as typeof db.pragma;
+  // transaction() prepares BEGIN/COMMIT natively too, but caches them on the database, which is kept.
   return db;
 }

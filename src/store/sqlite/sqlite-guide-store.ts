@@ -71,9 +71,7 @@ export interface SqliteStoreOptions {
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
   if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = openSqliteDatabase(file, { fileMustExist: options.fileMustExist ?? false });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
 
   function migrateNow(): void {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
@@ -119,8 +117,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
         canonical_url = excluded.canonical_url, markdown = excluded.markdown, word_count = excluded.word_count,
         reading_time_minutes = excluded.reading_time_minutes, headings = excluded.headings, content_hash = excluded.content_hash
       RETURNING id`),
-    deleteText: db.prepare('DELETE FROM guide_text WHERE guide_id = ?'),
-    insertText: db.prepare('INSERT INTO guide_text (guide_id, part, text) VALUES (?, ?, ?)'),
+    deleteText: db.prepare('DELETE FROM guide_text_parts WHERE id >= ? * 65536 AND id < (? + 1) * 65536'),
+    insertText: db.prepare('INSERT INTO guide_text_parts (id, text) VALUES (? * 65536 + ?, ?)'),
     archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
     publishedIds: db.prepare<[], { id: number; slug: string }>("SELECT id, slug FROM guides WHERE status = 'published'"),
   };
@@ -148,7 +146,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     const plan = planImport(content.guides, existing);
     for (const { guide, contentHash } of plan.upserts) {
       const { id } = statements.upsert.get(toRow(guide, contentHash)) as { id: number };
-      statements.deleteText.run(id);
+      statements.deleteText.run(id, id);
       textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
     }
     for (const slug of plan.archive) statements.archive.run(slug);
