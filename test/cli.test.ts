@@ -72,7 +72,7 @@ describe('guides import', () => {
     const before = await snapshot(db);
     const result = await guides(['import', path.join(FIXTURES, 'content-broken')], { DATABASE_URL: `sqlite:${db}` });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('Import refused: 17 problem(s) found; nothing was changed.');
+    expect(result.stderr).toContain('Import refused: 18 problem(s) found; nothing was changed.');
     expect(result.stderr).toContain('guides/bad-fields.md [status]: must be one of: published, retained, archived');
     expect(result.stderr).toContain('guides/duplicate-b.md [slug]: is already used by guides/duplicate-a.md');
     expect(result.stderr).toContain('product.yaml [description]: is required');

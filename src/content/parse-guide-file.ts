@@ -113,6 +113,9 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   const canonicalUrl = fields.url(data, 'canonicalUrl');
   const markdown = body.replace(/^\r?\n/, '');
   if (markdown.trim() === '') fields.problem('body', 'is empty: write the guide below the front matter');
+  // NUL and other control characters (tab and line breaks aside) are never text; PostgreSQL refuses NUL outright.
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  else if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(markdown)) fields.problem('body', 'contains control characters (such as NUL); save the file as plain UTF-8 text');
 
   if (problems.length > 0 || !status || title === undefined || summary === undefined) return { problems };
   const facts = analyzeMarkdown(markdown);

@@ -28,8 +28,9 @@ describe('loadContentFolder', () => {
       'guides/missing-published-at.md publishedAt',
       'guides/updated-before-published.md updatedAt',
       'guides/empty-body.md body',
+      'guides/control-characters.md body',
     ]));
-    expect(loaded.problems).toHaveLength(17);
+    expect(loaded.problems).toHaveLength(18);
     expect(loaded.problems.find((p) => p.field === 'colour')!.message).toBe(
       'unknown field; accepted fields: title, summary, status, publishedAt, updatedAt, tags, language, author, canonicalUrl, slug');
   });
