@@ -46,8 +46,9 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     LOG_LEVEL: 'silent',
     CONTENT_POLL_MS: '50',
     // Many apps share one test process, and building one blocks the loop long enough to make the
-    // others shed load; the load-shedding test turns it on explicitly.
+    // others shed load; the load-shedding and search-budget tests turn them on explicitly.
     MAX_EVENT_LOOP_DELAY_MS: '0',
+    SEARCH_MAX_LAG_MS: '0',
     ...options.env,
   });
   const store = options.store ?? createSqliteGuideStore(path.join(dir, 'guides.db'));
