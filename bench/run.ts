@@ -192,7 +192,8 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
   const db = path.join(CACHE, `db-${size}-${key}.db`);
   const sidecar = `${db}.json`;
   if (options.fresh || !existsSync(sidecar)) {
-    for (const suffix of ['', '-wal', '-shm', '.json']) rmSync(`${db}${suffix}`, { force: true });
+    // Databases of this size built by other code are stale: 2 GB each at 100k, so they go.
+    for (const name of readdirSync(CACHE)) if (name.startsWith(`db-${size}-`)) rmSync(path.join(CACHE, name), { force: true });
     log(`importing ${label} with the real CLI (guides import)`);
     const started = performance.now();
     execFileSync(process.execPath, [build.cli, 'import', corpusDir], {

@@ -87,8 +87,14 @@ export function analyzeMarkdownWithParser(markdown: string): MarkdownFacts {
   return withCounts(plainTextOf(root), headings);
 }
 
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu;
+/** The same words in text that is all ASCII (no marks, no ’): a regex without Unicode classes runs several times faster. */
+const ASCII_WORD = /[A-Za-z0-9][A-Za-z0-9'-]*/g;
+// eslint-disable-next-line no-control-regex -- the test is for anything outside ASCII
+const NON_ASCII = /[^\u0000-\u007f]/;
+
 function withCounts(plainText: string, headings: Heading[]): MarkdownFacts {
-  const wordCount = plainText.match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu)?.length ?? 0;
+  const wordCount = plainText.match(NON_ASCII.test(plainText) ? WORD : ASCII_WORD)?.length ?? 0;
   return {
     plainText,
     wordCount,

@@ -86,4 +86,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE search_docs ADD COLUMN card TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 4,
+    description: 'plain text parts in a rowid table (a WITHOUT ROWID row of 1 KB spills to an overflow page of its own)',
+    sql: `
+      -- id = guide id × 65,536 + part: one integer key, so parts sit in table pages (up to ~4 KB a
+      -- row stays local), and a guide's parts are a rowid range.
+      CREATE TABLE guide_text_parts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+      INSERT INTO guide_text_parts (id, text) SELECT guide_id * 65536 + part, text FROM guide_text;
+      DROP TABLE guide_text;
+    `,
+  },
 ];

@@ -27,7 +27,7 @@ export const SEARCH_FORMAT_VERSION = 3;
 export const CHECKPOINT_EVERY = 32;
 /** A prefix gets its own merged list when it expands to more tokens or postings than this. */
 export const PREFIX_MAX_EXPANSIONS = 48;
-export const PREFIX_MAX_POSTINGS = 40_000;
+export const PREFIX_MAX_POSTINGS = 150_000;
 
 const COLUMNS = 4;
 const BATCH_ROWS = 500;
@@ -103,7 +103,7 @@ interface GuideTextRow {
   published_ms: number;
 }
 
-/** Characters (code points) per stored part of a guide's plain text (table guide_text). */
+/** Characters (code points) per stored part of a guide's plain text (table guide_text_parts, id = guide id × 65,536 + part). */
 export const TEXT_PART_CHARS = 1024;
 
 /** A guide's plain text cut into parts of TEXT_PART_CHARS code points, as SQLite's substr() counts. */
@@ -174,7 +174,7 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
   // Read in keyset batches: better-sqlite3 cannot write while a read statement is still iterating,
   // and reading every text at once would hold the whole corpus in memory.
   const columns = `g.id, g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.updated_at, g.reading_time_minutes, g.published_ms,
-    (SELECT group_concat(t.text, '' ORDER BY t.part) FROM guide_text AS t WHERE t.guide_id = g.id) AS plain_text`;
+    (SELECT group_concat(t.text, '' ORDER BY t.id) FROM guide_text_parts AS t WHERE t.id >= g.id * 65536 AND t.id < (g.id + 1) * 65536) AS plain_text`;
   const firstBatch = db.prepare<[number], GuideTextRow>(`SELECT ${columns}
     FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug LIMIT ?`);
   const nextBatch = db.prepare<[number, number, string, number], GuideTextRow>(`SELECT ${columns}
@@ -367,14 +367,19 @@ function buildPrefixLists(
         sums[doc] = (sums[doc] as number) + f;
       }
     }
-    const docs = touched.subarray(0, count).sort();
     const out = new VarintWriter(count * 2 + 8);
     let last = -1;
-    for (const doc of docs) {
+    const emit = (doc: number): void => {
       out.push(doc - last - 1);
       out.push(sums[doc] as number);
       sums[doc] = 0;
       last = doc;
+    };
+    // Many documents: scanning them all in order beats sorting the ones touched.
+    if (count > docCount / 8) {
+      for (let doc = 0; doc < docCount; doc += 1) if (sums[doc] !== 0) emit(doc);
+    } else {
+      for (const doc of touched.subarray(0, count).sort()) emit(doc);
     }
     write(written.length, count, out.toBuffer());
     written.push({ prefix, df: count });

@@ -170,7 +170,8 @@ export function createSqliteSearch(db: Database): SqliteSearch {
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
     postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
     docTokens: db.prepare<[number], { tokens: Buffer; card: string }>('SELECT tokens, card FROM search_docs WHERE docno = ?'),
-    textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text WHERE guide_id = ? AND part >= ? ORDER BY part LIMIT ?').pluck(),
+    textParts: db.prepare<[number, number, number, number], string>(
+      'SELECT text FROM guide_text_parts WHERE id >= ? * 65536 + ? AND id < (? + 1) * 65536 ORDER BY id LIMIT ?').pluck(),
     slugOf: db.prepare<[number], string>('SELECT slug FROM guides WHERE id = ?').pluck(),
   };
 
@@ -294,14 +295,19 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         sums[doc] = (sums[doc] as number) + freq;
       }
     }
-    const sorted = docs.subarray(0, count).sort();
     const outDocs = new Int32Array(count);
     const outFreqs = new Int32Array(count);
-    for (let i = 0; i < count; i += 1) {
-      const doc = sorted[i] as number;
-      outDocs[i] = doc;
-      outFreqs[i] = sums[doc] as number;
+    let written = 0;
+    const emit = (doc: number): void => {
+      outDocs[written] = doc;
+      outFreqs[written++] = sums[doc] as number;
       sums[doc] = 0;
+    };
+    // Many documents: scanning them all in order beats sorting the ones touched.
+    if (count > s.docCount / 8) {
+      for (let doc = 0; doc < s.docCount; doc += 1) if (sums[doc] !== 0) emit(doc);
+    } else {
+      for (const doc of docs.subarray(0, count).sort()) emit(doc);
     }
     return { kind: 'arrays', df: count, docs: outDocs, freqs: outFreqs, length: count };
   }
@@ -661,7 +667,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         }
         // Two parts of TEXT_PART_CHARS from the part holding the checkpoint: the window rarely needs more.
         firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
-        const parts = statements.textParts.all(hit.guideId, firstPart, 2);
+        const parts = statements.textParts.all(hit.guideId, firstPart, hit.guideId, 2);
         text = parts.join('');
         isTruncated = parts.length === 2;
       } else {
@@ -702,7 +708,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       };
       let out = render();
       if (out === undefined) {
-        text = statements.textParts.all(hit.guideId, firstPart, -1).join('');
+        text = statements.textParts.all(hit.guideId, firstPart, hit.guideId, -1).join('');
         isTruncated = false;
         out = render() ?? '';
       }
