@@ -162,6 +162,27 @@ function holdsSqliteWriteLock(pid: number, db: string): boolean {
     .some((line) => / POSIX +ADVISORY +WRITE /.test(line) && line.includes(` ${pid} `) && line.includes(`:${inode} 120 120`));
 }
 
+/**
+ * Watches which guide file `pid` has open, in a tight synchronous loop (each file is open for only
+ * tens of microseconds), until it is one that sorts before `before`: files are read in name
+ * order, so the import is then mid-read and has not reached `before` yet.
+ * ('~' sorts after every file name: any file will do.)
+ */
+function catchReading(pid: number, guidesDir: string, before: string): string {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const open = openGuideFiles(pid, guidesDir);
+    const early = open.find((name) => name < before);
+    if (early) return early;
+    try {
+      statSync(`/proc/${pid}`);
+    } catch {
+      break;
+    }
+  }
+  throw new Error(`never saw the import reading a guide file before ${before} (make the generated folder larger)`);
+}
+
 describe('an import that fails half-way changes nothing', () => {
   // Built once: a database holding the sample content, its checksum, and the generated folders.
   let shared: string;
@@ -178,7 +199,7 @@ describe('an import that fails half-way changes nothing', () => {
     before = await checksumOf(() => createSqliteGuideStore(sampleDb, { fileMustExist: true }));
     expect(before.guides).toBeGreaterThan(20);
     readingFolder = path.join(shared, 'reading');
-    readingNames = writeBulkContent(readingFolder, 240);
+    readingNames = writeBulkContent(readingFolder, 1500);
     applyingFolder = path.join(shared, 'applying');
     writeBulkContent(applyingFolder, 400);
   });
@@ -202,10 +223,9 @@ describe('an import that fails half-way changes nothing', () => {
     const guidesDir = path.join(content, 'guides');
     const last = readingNames.at(-1)!;
     const running = startImport(content, `sqlite:${db}`);
-    let ended = false;
-    void running.done.then(() => (ended = true));
-    // Mid-run: the importer has one of the first half of the files open, so it has not read the last one yet.
-    const reading = await waitFor(() => openGuideFiles(running.pid, guidesDir).find((name) => name < readingNames[120]!), () => ended, 'the import reading a guide file');
+    // Mid-run: the importer has a file open that comes well before the last one.
+    // A margin of 100 files: the damage lands microseconds later, long before the reader gets there.
+    const reading = catchReading(running.pid, guidesDir, readingNames.at(-100)!);
     damage(path.join(guidesDir, last));
     const result = await running.done;
 
@@ -225,7 +245,7 @@ describe('an import that fails half-way changes nothing', () => {
     let ended = false;
     void running.done.then(() => (ended = true));
     // Migration takes the write lock briefly before validation; the apply transaction takes it after.
-    await waitFor(() => (openGuideFiles(running.pid, path.join(content, 'guides')).length > 0 ? true : undefined), () => ended, 'the import reading the folder');
+    catchReading(running.pid, path.join(content, 'guides'), '~');
     await waitFor(() => (holdsSqliteWriteLock(running.pid, db) ? true : undefined), () => ended, 'the import open its write transaction');
     // Let it apply for a while, but kill before its commit starts writing the log.
     const walSize = (): number => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0;
@@ -264,7 +284,7 @@ describe('an import that fails half-way changes nothing', () => {
       void running.done.then(() => (ended = true));
       // The apply transaction is open on the server once a backend of ours holds one and has written in it
       // (after validation: migration, before it, may write too).
-      await waitFor(() => (openGuideFiles(running.pid, path.join(applyingFolder, 'guides')).length > 0 ? true : undefined), () => ended, 'the import reading the folder');
+      catchReading(running.pid, path.join(applyingFolder, 'guides'), '~');
       await waitFor(async () => {
         const { rows } = await admin.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
