@@ -8,9 +8,11 @@ import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
 import type {
-  ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
+  ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
 import { planImport } from '../content-diff.js';
+import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
+import type { GuideDetailRow, GuideSummaryRow } from '../guide-rows.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { IMPORT_LOCK, LOCK_CLASS, MIGRATION_LOCK, POSTGRES_MIGRATIONS } from './postgres-schema.js';
@@ -29,50 +31,9 @@ export interface PostgresStoreOptions {
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
 
-interface SummaryRow {
-  slug: string;
-  title: string;
-  summary: string;
-  tags: string[];
-  language: string;
-  published_at: string;
-  /** bigint: pg returns it as a string. */
-  published_ms: string;
-  updated_at: string | null;
-  reading_time_minutes: number;
-}
-
-interface DetailRow extends SummaryRow {
-  markdown: string;
-  word_count: number;
-  headings: GuideDetailData['headings'];
-  author: GuideDetailData['author'] | null;
-  canonical_url: string | null;
-}
-
-function toSummary(row: SummaryRow): GuideSummaryData {
-  return {
-    slug: row.slug,
-    title: row.title,
-    summary: row.summary,
-    tags: row.tags,
-    language: row.language,
-    publishedAt: row.published_at,
-    updatedAt: row.updated_at ?? row.published_at,
-    readingTimeMinutes: row.reading_time_minutes,
-  };
-}
-
-function toDetail(row: DetailRow): GuideDetailData {
-  return {
-    ...toSummary(row),
-    markdown: row.markdown,
-    wordCount: row.word_count,
-    headings: row.headings,
-    ...(row.author ? { author: row.author } : {}),
-    ...(row.canonical_url ? { canonicalUrl: row.canonical_url } : {}),
-  };
-}
+/** published_ms arrives as text (bigint); everything else as GuideSummaryRow says. */
+type SummaryRow = GuideSummaryRow & { published_ms: string };
+type DetailRow = GuideDetailRow & { published_ms: string };
 
 const SQL = {
   detail: `SELECT ${SUMMARY_COLUMNS}, g.markdown, g.word_count, g.headings, g.author, g.canonical_url
@@ -324,7 +285,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       // No stored slug contains U+0000, and PostgreSQL would reject the parameter (SQLSTATE 22021).
       if (slug.includes('\u0000')) return undefined;
       const [row] = await query<DetailRow>(SQL.detail, [slug]);
-      return row ? toDetail(row) : undefined;
+      return row ? toGuideDetail(row) : undefined;
     },
     listPublishedGuides: async ({ limit, after }): Promise<Page<ListPosition>> => {
       const rows = after
@@ -332,7 +293,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
         : await query<SummaryRow>(SQL.firstPage, [limit + 1]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {
-        items: pageRows.map(toSummary),
+        items: pageRows.map(toGuideSummary),
         ...(last ? { next: { publishedMs: Number(last.published_ms), slug: last.slug } } : {}),
       };
     },
@@ -343,7 +304,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       ]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {
-        items: pageRows.map((row) => ({ ...toSummary(row), snippet: row.snippet ?? '' })),
+        items: pageRows.map((row) => ({ ...toGuideSummary(row), snippet: row.snippet ?? '' })),
         ...(last ? { next: { score: last.score, publishedMs: Number(last.published_ms), slug: last.slug } } : {}),
       };
     },

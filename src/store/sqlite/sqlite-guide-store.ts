@@ -8,6 +8,7 @@ import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
 import { planImport } from '../content-diff.js';
+import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { ExistingGuide } from '../content-diff.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
@@ -39,28 +40,18 @@ interface DetailRow extends SummaryRow {
   canonical_url: string | null;
 }
 
+/** SQLite keeps JSON as text: decode it, then map like every backend. */
 function toSummary(row: SummaryRow): GuideSummaryData {
-  return {
-    slug: row.slug,
-    title: row.title,
-    summary: row.summary,
-    tags: JSON.parse(row.tags) as string[],
-    language: row.language,
-    publishedAt: row.published_at,
-    updatedAt: row.updated_at ?? row.published_at,
-    readingTimeMinutes: row.reading_time_minutes,
-  };
+  return toGuideSummary({ ...row, tags: JSON.parse(row.tags) as string[] });
 }
 
 function toDetail(row: DetailRow): GuideDetailData {
-  return {
-    ...toSummary(row),
-    markdown: row.markdown,
-    wordCount: row.word_count,
+  return toGuideDetail({
+    ...row,
+    tags: JSON.parse(row.tags) as string[],
     headings: JSON.parse(row.headings) as GuideDetailData['headings'],
-    ...(row.author ? { author: JSON.parse(row.author) as GuideDetailData['author'] } : {}),
-    ...(row.canonical_url ? { canonicalUrl: row.canonical_url } : {}),
-  };
+    author: row.author === null ? null : (JSON.parse(row.author) as GuideDetailData['author'] & object),
+  });
 }
 
 export interface SqliteStoreOptions {
