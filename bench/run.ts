@@ -183,6 +183,33 @@ function ensureCorpus(size: number, options: Options): string {
   return dir;
 }
 
+/** Markers `<db>.inuse-<pid>`: runs sharing this checkout never delete a database another is serving. */
+const markers: string[] = [];
+function markInUse(db: string): void {
+  const marker = `${db}.inuse-${process.pid}`;
+  writeFileSync(marker, '');
+  markers.push(marker);
+}
+process.on('exit', () => {
+  for (const marker of markers) rmSync(marker, { force: true });
+});
+
+function isInUse(db: string): boolean {
+  const prefix = `${path.basename(db)}.inuse-`;
+  return readdirSync(path.dirname(db)).some((name) => {
+    if (!name.startsWith(prefix)) return false;
+    const pid = Number(name.slice(prefix.length));
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EPERM') return true;
+      rmSync(path.join(path.dirname(db), name), { force: true });
+      return false;
+    }
+  });
+}
+
 function fileBytes(file: string): number {
   return existsSync(file) ? statSync(file).size : 0;
 }
@@ -192,8 +219,12 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
   const db = path.join(CACHE, `db-${size}-${key}.db`);
   const sidecar = `${db}.json`;
   if (options.fresh || !existsSync(sidecar)) {
-    // Databases of this size built by other code are stale: 2 GB each at 100k, so they go.
-    for (const name of readdirSync(CACHE)) if (name.startsWith(`db-${size}-`)) rmSync(path.join(CACHE, name), { force: true });
+    // Databases of this size built by other code are stale (2 GB each at 100k), so they go, unless
+    // another benchmark run (same checkout) is serving one right now.
+    for (const name of readdirSync(CACHE)) {
+      const base = /^(db-\d+-[0-9a-f]+\.db)/.exec(name)?.[1];
+      if (name.startsWith(`db-${size}-`) && base !== undefined && !isInUse(path.join(CACHE, base))) rmSync(path.join(CACHE, name), { force: true });
+    }
     log(`importing ${label} with the real CLI (guides import)`);
     const started = performance.now();
     execFileSync(process.execPath, [build.cli, 'import', corpusDir], {
@@ -208,6 +239,7 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
     handle.close();
     writeFileSync(sidecar, JSON.stringify({ importSeconds, measuredAt: new Date().toISOString() }));
   }
+  markInUse(db);
   const meta = JSON.parse(readFileSync(sidecar, 'utf8')) as { importSeconds: number; measuredAt: string };
   const handle = new Database(db, { readonly: true });
   const published = (handle.prepare("SELECT count(*) AS n FROM guides WHERE status = 'published'").get() as { n: number }).n;
