@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-check/', 'node_modules/', 'data/', 'bench/results/', 'coverage/', 'test-artifacts/'] },
+  { ignores: ['dist/', 'dist-check/', 'node_modules/', 'data/', 'bench/results/', 'bench/.cache/', 'coverage/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
