@@ -44,9 +44,9 @@ interface Served {
 async function serve(db: string, asNobody = false): Promise<Served> {
   const port = 42_000 + Math.floor(Math.random() * 10_000);
   const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY };
-  const child = asNobody
-    ? spawn('runuser', ['-u', 'nobody', '--', process.execPath, CLI, 'serve'], { env, stdio: 'ignore' })
-    : spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore' });
+  // As nobody through setuid in spawn itself (what `runuser -u nobody` does), so that the child is
+  // the server and killing it needs no signal forwarding.
+  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore', ...(asNobody ? { uid: NOBODY!.uid, gid: NOBODY!.gid } : {}) });
   let code: number | null = null;
   child.on('exit', (exit) => (code = exit ?? -1));
   cleanups.push(() => child.kill('SIGKILL'));
@@ -62,7 +62,7 @@ let searchCounter = 0;
 /** A request the representation cache cannot answer (a search never sent before): it needs the database. */
 async function uncached(base: string): Promise<Response> {
   searchCounter += 1;
-  return fetch(`${base}/api/v1/guides?q=${'guide'.slice(0, 2 + (searchCounter % 4))}&limit=${1 + (searchCounter % 50)}`);
+  return fetch(`${base}/api/v1/guides?q=guide%20n${searchCounter}x`);
 }
 
 /** Polls until `check` passes (the store checks its file every second). */
