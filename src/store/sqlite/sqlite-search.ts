@@ -65,11 +65,13 @@ class DocTokens {
     return this.bodyIds[index] as number;
   }
 
-  /** The whole body, decoded in one tight loop. */
-  body(): Int32Array {
+  /** The body's ids, decoded in one tight loop at least up to `count` (the array holds them all, decoded or not). */
+  bodyUpTo(count: number): Int32Array {
     const { data, bodyIds: body } = this;
+    const upTo = Math.min(count, body.length);
+    if (upTo <= this.decoded) return body;
     let pos = this.pos;
-    for (let i = this.decoded; i < body.length; i += 1) {
+    for (let i = this.decoded; i < upTo; i += 1) {
       let byte = data[pos++] as number;
       let value = byte & 0x7f;
       for (let shift = 7; byte >= 0x80; shift += 7) {
@@ -79,7 +81,7 @@ class DocTokens {
       body[i] = value;
     }
     this.pos = pos;
-    this.decoded = body.length;
+    this.decoded = upTo;
     return body;
   }
 
@@ -599,57 +601,71 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         }
       }
       const generation = result.generation;
-      const termsOf = (ids: Int32Array): Int32Array => {
-        const termAt = new Int32Array(ids.length);
-        for (let i = 0; i < ids.length; i += 1) {
-          const id = ids[i] as number;
-          termAt[i] = termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1;
-        }
-        return termAt;
-      };
-      const hasHit = (termAt: Int32Array): boolean => termAt.some((index) => index >= 0);
-      // The body when it has a hit, else the first column that has one (summary, title, tags).
-      let column = BODY;
-      let termAt = termsOf(doc.body());
-      if (!hasHit(termAt)) {
-        for (const other of [1, 0, 2]) {
-          const candidate = termsOf(doc.columns[other] as Int32Array);
-          if (hasHit(candidate)) {
-            column = other;
-            termAt = candidate;
-            break;
-          }
-        }
-      }
-      const length = termAt.length;
+      const termOf = (id: number): number => (termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1);
 
-      // The first SNIPPET_TOKENS window with the most distinct terms; scanning stops once a window has them all.
+      // The first SNIPPET_TOKENS window with the most distinct terms; the scan stops once a window
+      // has them all. The body is decoded and classified only as far as the scan gets (for most
+      // searches, a few dozen tokens).
       const wanted = result.terms.length;
       const counts = new Int32Array(wanted);
-      const termAtIndex = (i: number): number => termAt[i] as number;
-      const width = Math.min(SNIPPET_TOKENS, length);
-      let distinct = 0;
-      let bestStart = 0;
-      let bestDistinct = -1;
-      for (let last = 0; last < length; last += 1) {
-        const entering = termAt[last] as number;
-        if (entering >= 0 && (counts[entering] = (counts[entering] as number) + 1) === 1) distinct += 1;
-        const first = last - width + 1;
-        if (first > 0) {
-          const leaving = termAt[first - 1] as number;
-          if (leaving >= 0 && (counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
+      const bestWindow = (termAt: Int32Array, length: number, ensure?: (count: number) => void): { start: number; distinct: number } => {
+        counts.fill(0);
+        const width = Math.min(SNIPPET_TOKENS, length);
+        let distinct = 0;
+        let bestStart = 0;
+        let bestDistinct = -1;
+        for (let last = 0; last < length; last += 1) {
+          ensure?.(last + 1);
+          const entering = termAt[last] as number;
+          if (entering >= 0 && (counts[entering] = (counts[entering] as number) + 1) === 1) distinct += 1;
+          const first = last - width + 1;
+          if (first > 0) {
+            const leaving = termAt[first - 1] as number;
+            if (leaving >= 0 && (counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
+          }
+          if (first >= 0 && distinct > bestDistinct) {
+            bestStart = first;
+            bestDistinct = distinct;
+            if (distinct === wanted) break;
+          }
         }
-        if (first >= 0 && distinct > bestDistinct) {
-          bestStart = first;
-          bestDistinct = distinct;
-          if (distinct === wanted) break;
+        return { start: bestStart, distinct: bestDistinct };
+      };
+      let column = BODY;
+      let length = doc.bodyLength;
+      let termAt = new Int32Array(length);
+      let classified = 0;
+      const classifyBody = (count: number): void => {
+        if (count <= classified) return;
+        const upTo = Math.min(length, count + 63);
+        const ids = doc.bodyUpTo(upTo);
+        for (let i = classified; i < upTo; i += 1) termAt[i] = termOf(ids[i] as number);
+        classified = upTo;
+      };
+      let best = bestWindow(termAt, length, classifyBody);
+      // No hit in the body: the first column that has one (summary, title, tags).
+      if (best.distinct <= 0) {
+        for (const other of [1, 0, 2]) {
+          const ids = doc.columns[other] as Int32Array;
+          const candidate = Int32Array.from(ids, termOf);
+          if (!candidate.some((index) => index >= 0)) continue;
+          column = other;
+          termAt = candidate;
+          length = ids.length;
+          best = bestWindow(termAt, length);
+          break;
         }
       }
+      let bestStart = best.start;
+      const width = Math.min(SNIPPET_TOKENS, length);
+      if (column === BODY) classifyBody(Math.min(length, bestStart + width));
+      const termAtIndex = (i: number): number => termAt[i] as number;
       // Start a little before the window's first hit rather than on unrelated words.
       let firstHit = bestStart;
       while (firstHit < bestStart + width - 1 && termAtIndex(firstHit) < 0) firstHit += 1;
       bestStart = Math.max(0, Math.min(firstHit - 2, length - width));
       const end = Math.min(length, bestStart + SNIPPET_TOKENS);
+      if (column === BODY) classifyBody(end);
 
       // The window's words: from the column text (short columns) or from a slice of the body read
       // from the nearest checkpoint before the window.
