@@ -524,6 +524,8 @@ interface RunFigures {
   app: LoadResult;
   baseline?: LoadResult;
   rssMaxKb: number;
+  /** The machine's 1-minute load average when the run ended: other work shows up here. */
+  loadAverage: number;
 }
 
 interface ScenarioResult {
@@ -595,7 +597,7 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           clearInterval(sampler);
           peak = Math.max(peak, rssKb(service.child.pid ?? 0));
           rssMaxKb = Math.max(rssMaxKb, peak);
-          runs.push({ app, rssMaxKb: peak });
+          runs.push({ app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0 });
         }
         if (scenario.hasBaseline) {
           const reference = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
@@ -696,7 +698,7 @@ function machineNotes(build: Build, options: Options, loadBefore: number[], load
     `Date: ${new Date().toISOString()}; code: ${build.label}; Node ${process.version}; ${os.type()} ${os.release()}`,
     `CPU: ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}; memory ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `Server (and baseline) pinned to CPU ${SERVER_CPU}, autocannon pinned to CPU ${LOAD_CPU}; loopback; ${options.runs} run(s) of ${options.duration} s after ${options.warmup} s warm-up per scenario; medians.`,
-    `Load average (1/5/15 min) before: ${loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${loadAfter.map((v) => v.toFixed(2)).join(' / ')} — other work on the machine shows up as noise.`,
+    `Load average (1/5/15 min) before: ${loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${loadAfter.map((v) => v.toFixed(2)).join(' / ')}. The "load avg" column is the 1-minute load average at the end of each run (median): the benchmark itself accounts for about 2 on this ${os.cpus().length}-CPU machine, anything above that is other work competing with the server or the load generator.`,
     'Request logs of the service go to /dev/null (formatted and written, never read). Uncached scenarios send a distinct request path each time (search text or cursor), so the representation cache never answers them.',
   ];
 }
@@ -711,10 +713,10 @@ function renderMarkdown(results: readonly CorpusResult[], targets: readonly Targ
     lines.push(`| ${r.corpus.label} | ${fmt(r.corpus.published)} | ${fmt(r.corpus.importSeconds, 1)} s${r.corpus.importCached ? ` (cached, ${r.corpus.importMeasuredAt.slice(0, 16)}Z)` : ''} | ${fmt(r.corpus.dbBytes / 1e6)} MB | ${fmt(median(r.readyMs))} ms | ${fmt(r.rssMaxKb / 1024)} MB |`);
   }
   for (const r of results) {
-    lines.push('', `## Scenarios, ${r.corpus.label} corpus`, '', '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | body bytes |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push('', `## Scenarios, ${r.corpus.label} corpus`, '', '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | body bytes | load avg |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const s of r.scenarios) {
       const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
-      lines.push(`| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${s.ratio === undefined ? '—' : fmt(s.ratio, 2)} | ${fmt(s.responseBytes)} |`);
+      lines.push(`| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${s.ratio === undefined ? '—' : fmt(s.ratio, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} |`);
     }
   }
   lines.push('', '## Machine notes', '', ...notes.map((n) => `- ${n}`), '');
