@@ -97,4 +97,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       DROP TABLE guide_text;
     `,
   },
+  {
+    version: 5,
+    description: 'each search document keeps the first part of its plain text (most snippets come from it)',
+    sql: `
+      ALTER TABLE search_docs ADD COLUMN head TEXT NOT NULL DEFAULT '';
+    `,
+  },
 ];

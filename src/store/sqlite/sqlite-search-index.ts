@@ -22,7 +22,7 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
 /** Bump when the stored layout changes: readers rebuild an index of another format. */
-export const SEARCH_FORMAT_VERSION = 3;
+export const SEARCH_FORMAT_VERSION = 4;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
 /** A prefix gets its own merged list when it expands to more tokens or postings than this. */
@@ -193,7 +193,7 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
       batch = batch.length < BATCH_ROWS ? [] : nextBatch.all(last.published_ms, last.published_ms, last.slug, BATCH_ROWS);
     }
   }
-  const insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card) VALUES (?, ?, ?)');
+  const insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card, head) VALUES (?, ?, ?, ?)');
   const insertPostings = db.prepare('INSERT INTO search_postings (id, df, data) VALUES (?, ?, ?)');
   const insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
 
@@ -289,7 +289,7 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
     header.push(checkpointCount);
     for (const ids of columnTokens) for (const id of ids) body.push(id);
     const tokens = Buffer.concat([header.toBuffer(), checkpoints.toBuffer(), body.toBuffer()]);
-    insertDoc.run(docno, tokens, JSON.stringify(row.card));
+    insertDoc.run(docno, tokens, JSON.stringify(row.card), textParts(row.plainText.slice(0, TEXT_PART_CHARS * 2))[0] ?? '');
     guideIds.push(row.id);
     publishedMs.push(row.publishedMs);
     lengths.push(length);

@@ -39,13 +39,16 @@ class DocTokens {
   readonly checkpoints: number[];
   readonly bodyLength: number;
   readonly card: SearchCard;
+  /** The first TEXT_PART_CHARS code points of the body text (most snippets need nothing else). */
+  readonly head: string;
   private readonly data: Uint8Array;
   private pos = 0;
   private readonly bodyIds: Int32Array;
   private decoded = 0;
 
-  constructor(data: Uint8Array, card: string) {
+  constructor(data: Uint8Array, card: string, head: string) {
     this.data = data;
+    this.head = head;
     this.card = JSON.parse(card) as SearchCard;
     const lengths = [this.next(), this.next(), this.next(), this.next()];
     const checkpointCount = this.next();
@@ -171,9 +174,9 @@ export function createSqliteSearch(db: Database): SqliteSearch {
     version: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'content_version'").pluck(),
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
     postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
-    docTokens: db.prepare<[number], { tokens: Buffer; card: string }>('SELECT tokens, card FROM search_docs WHERE docno = ?'),
-    textParts: db.prepare<[number, number, number, number], string>(
-      'SELECT text FROM guide_text_parts WHERE id >= ? * 65536 + ? AND id < (? + 1) * 65536 ORDER BY id LIMIT ?').pluck(),
+    docTokens: db.prepare<[number], { tokens: Buffer; card: string; head: string }>('SELECT tokens, card, head FROM search_docs WHERE docno = ?'),
+    // Ids are guide id × 65,536 + part (see migration 4): a guide's parts from a given one are a rowid range.
+    textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').pluck(),
     slugOf: db.prepare<[number], string>('SELECT slug FROM guides WHERE id = ?').pluck(),
   };
 
@@ -443,7 +446,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
 
   function docTokens(docno: number): DocTokens {
     const row = statements.docTokens.get(docno);
-    return new DocTokens(row?.tokens ?? Buffer.alloc(0), row?.card ?? '[]');
+    return new DocTokens(row?.tokens ?? Buffer.alloc(0), row?.card ?? '[]', row?.head ?? '');
   }
 
   function hasPhrase(doc: DocTokens, phrase: readonly number[]): boolean {
@@ -681,11 +684,18 @@ export function createSqliteSearch(db: Database): SqliteSearch {
           tokenIndex = checkpoints[i] as number;
           fromCodePoint = checkpoints[i + 1] as number;
         }
-        // Two parts of TEXT_PART_CHARS from the part holding the checkpoint: the window rarely needs more.
+        // The part holding the checkpoint, and the next one when the checkpoint is late in it: the
+        // window rarely needs more. The first part comes with the document.
         firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
-        const parts = statements.textParts.all(hit.guideId, firstPart, hit.guideId, 2);
-        text = parts.join('');
-        isTruncated = parts.length === 2;
+        const isLate = fromCodePoint - firstPart * TEXT_PART_CHARS > TEXT_PART_CHARS - 400;
+        if (firstPart === 0 && !isLate) {
+          text = doc.head;
+          isTruncated = text.length >= TEXT_PART_CHARS;
+        } else {
+          const parts = statements.textParts.all(hit.guideId * 65536 + firstPart, (hit.guideId + 1) * 65536, isLate ? 2 : 1);
+          text = parts.join('');
+          isTruncated = true;
+        }
       } else {
         text = [card[1], card[2], card[3].join(' ')][column] as string;
       }
@@ -709,8 +719,12 @@ export function createSqliteSearch(db: Database): SqliteSearch {
           if (isTruncated && wordEnd >= text.length) return false;
           if (index <= bestStart || start === lastWordStart) return true;
           lastWordStart = start;
-          // Text between words may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit.
-          if (cursor >= 0) out += text.slice(cursor, start).replaceAll('*', '');
+            // Text between words may hold a `*` (titles, summaries): dropped, so `**` only ever marks
+          // a hit. Runs of white space become one space.
+          if (cursor >= 0) {
+            const gap = text.slice(cursor, start);
+            out += gap === ' ' ? gap : gap.replaceAll('*', '').replace(/\s+/g, ' ');
+          }
           const word = text.slice(start, wordEnd);
           let isHit = false;
           for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= termAtIndex(t) >= 0;
@@ -719,16 +733,16 @@ export function createSqliteSearch(db: Database): SqliteSearch {
           return true;
         }, startOffset());
         // A window that reaches the end of the column keeps its closing punctuation.
-        if (!complete && end >= length && cursor >= 0) out += text.slice(cursor).replaceAll('*', '');
+        if (!complete && end >= length && cursor >= 0) out += text.slice(cursor).replaceAll('*', '').replace(/\s+/g, ' ');
         return complete || index >= end || !isTruncated ? out : undefined;
       };
       let out = render();
       if (out === undefined) {
-        text = statements.textParts.all(hit.guideId, firstPart, hit.guideId, -1).join('');
+        text = statements.textParts.all(hit.guideId * 65536 + firstPart, (hit.guideId + 1) * 65536, -1).join('');
         isTruncated = false;
         out = render() ?? '';
       }
-      const snippet = `${bestStart > 0 ? '…' : ''}${out.replace(/\s+/g, ' ').trim()}${end < length ? '…' : ''}`;
+      const snippet = `${bestStart > 0 ? '…' : ''}${out.trim()}${end < length ? '…' : ''}`;
       return {
         slug: card[0], title: card[1], summary: card[2], tags: card[3], language: card[4], publishedAt: card[5], updatedAt: card[6],
         readingTimeMinutes: card[7], snippet,
