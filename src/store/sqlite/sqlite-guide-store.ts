@@ -1,4 +1,4 @@
-/** The embedded backend: better-sqlite3, WAL mode, FTS5. Calls are synchronous; the interface is async. */
+/** The embedded backend: better-sqlite3 in WAL mode, with its own search index (docs/search.md). Calls are synchronous; the interface is async. */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
