@@ -51,6 +51,12 @@ const { values } = parseArgs({
      * at SIGTERM, RSS growth, a failed import.
      */
     'latency-report-only': { type: 'boolean', default: false },
+    /**
+     * Report RSS growth instead of failing on it. A 30-second run measures mostly the bounded
+     * response cache filling with distinct searches (2.5% and 11.5% in two CI runs of the same
+     * code), not a leak; the 10-minute run keeps the check.
+     */
+    'rss-report-only': { type: 'boolean', default: false },
   },
 });
 const durationSeconds = parseDuration(values.duration!);
@@ -329,7 +335,11 @@ async function main(): Promise<number> {
       if (values['latency-report-only']) console.log(`MISS ${miss} (reported only)`);
       else failures.push(miss);
     }
-    if (!(growth < 0.1)) failures.push(`soak: RSS grew ${(growth * 100).toFixed(1)}% after warm-up`);
+    if (!(growth < 0.1)) {
+      const miss = `soak: RSS grew ${(growth * 100).toFixed(1)}% after warm-up`;
+      if (values['rss-report-only']) console.log(`MISS ${miss} (reported only)`);
+      else failures.push(miss);
+    }
     const added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
     if (added.status !== 200) failures.push(`soak: the guide imported under load answers ${added.status}`);
 
