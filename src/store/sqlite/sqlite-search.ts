@@ -22,6 +22,24 @@ const SNIPPET_TOKENS = 24;
 const POSTINGS_CACHE_BYTES = 32 * 1024 * 1024;
 const BODY = 3;
 
+/**
+ * Reusable typed arrays for per-result work. A new Int32Array of a guide's length per result would
+ * be allocated outside the V8 heap each time, and that churn (hundreds of kilobytes a search)
+ * makes V8 run a full collection several times a second. Searches are synchronous and handle one
+ * result at a time, so one array per purpose is enough; each use overwrites what it reads.
+ */
+const BODY_SCRATCH = 0;
+const TERM_SCRATCH = 1;
+const scratchArrays: Int32Array<ArrayBuffer>[] = [new Int32Array(4096), new Int32Array(4096)];
+function scratch(which: number, length: number): Int32Array<ArrayBuffer> {
+  let array = scratchArrays[which] as Int32Array<ArrayBuffer>;
+  if (array.length < length) {
+    array = new Int32Array(Math.max(length, array.length * 2));
+    scratchArrays[which] = array;
+  }
+  return new Int32Array(array.buffer, 0, length);
+}
+
 /** The UTF-16 offset of the code point at `codePoints` in `text` (they differ only past astral characters). */
 function utf16Offset(text: string, codePoints: number): number {
   if (!/[\uD800-\uDBFF]/.test(text)) return codePoints;
@@ -60,7 +78,7 @@ class DocTokens {
       return ids;
     });
     this.bodyLength = lengths[BODY] as number;
-    this.bodyIds = new Int32Array(this.bodyLength);
+    this.bodyIds = scratch(BODY_SCRATCH, this.bodyLength);
   }
 
   bodyAt(index: number): number {
@@ -118,6 +136,8 @@ interface IndexState {
   heap: Int32Array;
   unionSums: Int32Array;
   unionDocs: Int32Array;
+  unionOutDocs: Int32Array;
+  unionOutFreqs: Int32Array;
   /** Snippets' memo of token id → query term index, valid where the generation is the search's. */
   termCacheGeneration: Int32Array;
   termCacheValue: Int16Array;
@@ -220,6 +240,8 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       heap: new Int32Array(docCount),
       unionSums: new Int32Array(docCount),
       unionDocs: new Int32Array(docCount),
+      unionOutDocs: new Int32Array(docCount),
+      unionOutFreqs: new Int32Array(docCount),
       termCacheGeneration: new Int32Array(terms.length),
       termCacheValue: new Int16Array(terms.length),
       generation: 0,
@@ -300,8 +322,8 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         sums[doc] = (sums[doc] as number) + freq;
       }
     }
-    const outDocs = new Int32Array(count);
-    const outFreqs = new Int32Array(count);
+    // Scratch, not new arrays: only the last term of a query is a prefix, so one union is alive at a time.
+    const { unionOutDocs: outDocs, unionOutFreqs: outFreqs } = s;
     let written = 0;
     const emit = (doc: number): void => {
       outDocs[written] = doc;
@@ -360,18 +382,21 @@ export function createSqliteSearch(db: Database): SqliteSearch {
 
   /**
    * AND of every source, adding each source's BM25 contribution. Sources run rarest first; the
-   * candidate arrays shrink in place. Returns the candidate count; scores hold the positive sums.
+   * candidate arrays shrink in place. Returns the candidate count; scores hold the negated sums.
    */
   function evaluate(s: IndexState, sources: readonly Source[]): number {
     const { candidates, scores, lengthNorm, docCount } = s;
     const ordered = [...sources].sort((a, b) => a.df - b.df);
+    const k1plus1 = BM25_K1 + 1;
     let count = 0;
     ordered.forEach((source, index) => {
       const df = source.df;
       const idf = Math.max(Math.log((docCount - df + 0.5) / (df + 0.5)), 1e-6);
-      const k1plus1 = BM25_K1 + 1;
+      // Scores are kept negated (lower is better, as the store contract orders searches):
+      // -(a + b) and (-a) - b are the same double, so no pass is needed to flip them afterwards.
       let kept = 0;
       let c = 0;
+      const isFirst = index === 0;
       if (source.kind === 'list') {
         const data = source.data;
         let pos = 0;
@@ -390,17 +415,17 @@ export function createSqliteSearch(db: Database): SqliteSearch {
             freq += (byte & 0x7f) * 2 ** shift;
           }
           doc += delta + 1;
-          const contribution = idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
-          if (index === 0) {
+          if (isFirst) {
             candidates[kept] = doc;
-            scores[kept++] = contribution;
+            scores[kept++] = -(idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number)));
             continue;
           }
+          // Later lists: only postings of surviving candidates are scored.
           while (c < count && (candidates[c] as number) < doc) c += 1;
           if (c >= count) break;
           if (candidates[c] === doc) {
             candidates[kept] = doc;
-            scores[kept++] = (scores[c] as number) + contribution;
+            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
             c += 1;
           }
         }
@@ -409,17 +434,16 @@ export function createSqliteSearch(db: Database): SqliteSearch {
         for (let i = 0; i < length; i += 1) {
           const doc = docs[i] as number;
           const freq = freqs[i] as number;
-          const contribution = idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
-          if (index === 0) {
+          if (isFirst) {
             candidates[kept] = doc;
-            scores[kept++] = contribution;
+            scores[kept++] = -(idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number)));
             continue;
           }
           while (c < count && (candidates[c] as number) < doc) c += 1;
           if (c >= count) break;
           if (candidates[c] === doc) {
             candidates[kept] = doc;
-            scores[kept++] = (scores[c] as number) + contribution;
+            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
             c += 1;
           }
         }
@@ -525,8 +549,6 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       if (!terms || terms.length === 0) return empty;
       let matched = evaluate(s, terms.flatMap((term) => term.sources));
       const { candidates, scores, heap } = s;
-      // Scores are negated sums: lower is better, as the store contract orders searches.
-      for (let i = 0; i < matched; i += 1) scores[i] = -(scores[i] as number);
 
       // Keep only candidates strictly after the cursor: a worse score, or the same score later in list order.
       if (after) {
@@ -636,7 +658,7 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       };
       let column = BODY;
       let length = doc.bodyLength;
-      let termAt = new Int32Array(length);
+      let termAt = scratch(TERM_SCRATCH, length);
       let classified = 0;
       const classifyBody = (count: number): void => {
         if (count <= classified) return;
