@@ -121,6 +121,9 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     if (version !== contentVersion) {
       contentVersion = version;
       cache.clear();
+      // A key kept in the database is read again: the file may have been replaced by another one
+      // (a restored backup, a copied database), whose cursors are signed with its own key.
+      if (config.cursorSecrets.length === 0) codecPromise = undefined;
     }
     return version;
   };

@@ -43,6 +43,8 @@ export interface Config {
   searchConcurrency: number;
   /** Event-loop lag above which new searches are refused with 503 (other requests are served); 0: no lag check. */
   searchMaxLagMs: number;
+  /** SQLite: worker threads that run searches off the event loop; 0 runs them on it. */
+  searchWorkers: number;
 }
 
 export class ConfigError extends Error {
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
     searchConcurrency: integer('SEARCH_CONCURRENCY', 4, 0, 10_000),
     searchMaxLagMs: integer('SEARCH_MAX_LAG_MS', 25, 0, 60_000),
+    searchWorkers: integer('SEARCH_WORKERS', 1, 0, 64),
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(problems);

@@ -38,7 +38,9 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     }
   }
 
-  const store: GuideStore = await openStore({ databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true });
+  const store: GuideStore = await openStore({
+    databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true, searchWorkers: config.searchWorkers,
+  });
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
     logger.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');

@@ -43,7 +43,9 @@ interface Served {
 
 async function serve(db: string, asNobody = false): Promise<Served> {
   const port = 42_000 + Math.floor(Math.random() * 10_000);
-  const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY };
+  const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY,
+    // Searches here probe the database; on a busy machine the search budget could refuse one (503).
+    SEARCH_MAX_LAG_MS: '0' };
   // As nobody through setuid in spawn itself (what `runuser -u nobody` does), so that the child is
   // the server and killing it needs no signal forwarding.
   const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore', ...(asNobody ? { uid: NOBODY!.uid, gid: NOBODY!.gid } : {}) });
@@ -124,11 +126,19 @@ describe('guides serve when its SQLite file goes away', () => {
     importInto(other, path.join(ROOT, 'content'));
     const served = await serve(db);
     expect((await fetch(`${served.base}/api/v1/guides/first-guide`)).status).toBe(200);
+    // A first cursor, signed with the key the first file holds.
+    expect((await (await fetch(`${served.base}/api/v1/guides?limit=1`)).json() as { nextCursor?: string }).nextCursor).toBeTruthy();
 
     renameSync(other, db);
     await eventually(async () => (await fetch(`${served.base}/api/v1/guides/reduce-food-waste`)).status === 200, 'the replacement served');
     // The old file's representations are gone with its content version.
     await eventually(async () => (await fetch(`${served.base}/api/v1/guides/first-guide`)).status === 404, 'the old content gone');
+    // Cursors are now signed with the key the new file holds (no CURSOR_SECRET here): another
+    // server on that file, or this one after a restart, accepts them.
+    const { nextCursor } = await (await fetch(`${served.base}/api/v1/guides?limit=2`)).json() as { nextCursor: string };
+    const second = await serve(db);
+    const next = await fetch(`${second.base}/api/v1/guides?limit=2&cursor=${nextCursor}`);
+    expect(next.status).toBe(200);
     expect(served.exitCode()).toBeNull();
   });
 

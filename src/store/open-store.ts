@@ -9,6 +9,8 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /** SQLite: reopen when the file is replaced, answer unavailable while it is missing or unreadable (for serving). */
   watchFile?: boolean;
+  /** SQLite: worker threads for searches (see sqlite-search-pool.ts); 0 or absent searches on the calling thread. */
+  searchWorkers?: number;
 }
 
 export function sqliteFileOf(databaseUrl: string): string | undefined {
@@ -17,7 +19,10 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
 
 export async function openStore(options: OpenStoreOptions): Promise<GuideStore> {
   const file = sqliteFileOf(options.databaseUrl);
-  if (file !== undefined) return options.watchFile ? createWatchedSqliteStore(file) : createSqliteGuideStore(file);
+  if (file !== undefined) {
+    const sqliteOptions = { searchWorkers: options.searchWorkers ?? 0 };
+    return options.watchFile ? createWatchedSqliteStore(file, sqliteOptions) : createSqliteGuideStore(file, sqliteOptions);
+  }
   if (/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
     // Loaded only when used, so SQLite deployments never load pg.
     const { createPostgresGuideStore } = await import('./postgres/postgres-guide-store.js');

@@ -118,8 +118,8 @@ export const HOSTILE_QUERIES = [
   'aʼb', 'ŉ', 'ʼ', 'ʺ', 'xʺ', 'ʼʼ', '"aʼb cʺd"', 'menu ʼ',
 ];
 
-export function describeGuideStoreContract(backend: string, createHarness: () => Promise<StoreHarness>): void {
-  describe(`GuideStore contract: ${backend}`, () => {
+export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', createHarness: () => Promise<StoreHarness>, variant = ''): void {
+  describe(`GuideStore contract: ${backend}${variant ? `, ${variant}` : ''}`, () => {
     let harness: StoreHarness;
     let store: GuideStore;
     const opened: GuideStore[] = [];

@@ -5,10 +5,10 @@
  * flood of distinct searches cannot starve guide reads, lists and the rest:
  *
  * - concurrency: at most SEARCH_CONCURRENCY searches in flight (this keeps connections of a
- *   PostgreSQL pool free for everything else);
- * - event-loop lag: SQLite searches run on the event loop itself, so never more than one is in
- *   flight, and a flood shows instead as requests queueing behind searches. While the loop runs
- *   late (a timer every 10 ms fires more than SEARCH_MAX_LAG_MS late), searches are refused and
+ *   PostgreSQL pool, or SQLite's search worker threads, free for everything else);
+ * - event-loop lag: a search still costs the event loop its parsing and its (large) answer, and
+ *   with SEARCH_WORKERS=0 SQLite runs whole searches on the loop. While the loop runs late (a
+ *   timer every 10 ms fires more than SEARCH_MAX_LAG_MS late), searches are refused and
  *   everything else is served. One client searching back to back never trips it: the loop runs
  *   its timers between requests.
  */

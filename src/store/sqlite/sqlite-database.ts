@@ -30,3 +30,18 @@ export function openSqliteDatabase(file: string, options: Database.Options = {})
   // transaction() prepares BEGIN/COMMIT natively too, but caches them on the database, which is kept.
   return db;
 }
+
+/** Whether an error means the database cannot be read right now (the API answers 503), rather than a bug. */
+export function isUnavailableError(error: unknown, db: Database.Database): boolean {
+  const code = (error as { code?: string }).code ?? '';
+  return /^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|LOCKED|READONLY|FULL)/.test(code) || !db.open;
+}
+
+/**
+ * Runs reads in one read transaction, so that an import committed meanwhile by another process is
+ * seen whole or not at all (inside a transaction already, reads just run).
+ */
+export function snapshotReader(db: Database.Database): <T>(read: () => T) => T {
+  const inSnapshot = db.transaction((read: () => unknown) => read());
+  return <T>(read: () => T): T => (db.inTransaction ? read() : (inSnapshot.deferred(read) as T));
+}

@@ -2,8 +2,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openSqliteDatabase } from './sqlite-database.js';
-import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
+import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
+import type { ListPosition } from '../../guides/cursor.js';
 import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
@@ -13,7 +13,9 @@ import type { ExistingGuide } from '../content-diff.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { createSqliteSearch } from './sqlite-search.js';
+import { createSqliteSearch, searchPage } from './sqlite-search.js';
+import type { SqliteSearch } from './sqlite-search.js';
+import { createSearchPool } from './sqlite-search-pool.js';
 import { SEARCH_FORMAT_VERSION, buildSearchIndex, textParts } from './sqlite-search-index.js';
 import type { IndexedGuide, SearchCard } from './sqlite-search-index.js';
 
@@ -57,6 +59,8 @@ function toDetail(row: DetailRow): GuideDetailData {
 export interface SqliteStoreOptions {
   /** Refuse to create the file (serving an existing database); default false. */
   fileMustExist?: boolean;
+  /** Worker threads that run searches off the event loop (each with its own read-only connection); 0, the default, searches in the calling thread. */
+  searchWorkers?: number;
 }
 
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
@@ -86,6 +90,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     insertMetaIfAbsent: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING'),
     anyGuide: db.prepare('SELECT 1 AS one FROM guides LIMIT 1'),
     ping: db.prepare('SELECT 1'),
+    checkpoint: db.prepare('PRAGMA wal_checkpoint(TRUNCATE)'),
     detail: db.prepare<[string], DetailRow>(`SELECT ${SUMMARY_COLUMNS}, g.markdown, g.word_count, g.headings, g.author, g.canonical_url
       FROM guides AS g INDEXED BY guides_published_by_slug WHERE g.slug = ? AND g.status = 'published'`),
     firstPage: db.prepare<[number], SummaryRow>(`SELECT ${SUMMARY_COLUMNS}
@@ -115,19 +120,19 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   };
 
   const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
-  const search = createSqliteSearch(db);
-  /** Runs reads in one transaction, so an import committed meanwhile by another process is seen whole or not at all. */
-  const inSnapshot = db.transaction((read: () => unknown) => read());
-  const readSnapshot = <T>(read: () => T): T => (db.inTransaction ? read() : (inSnapshot.deferred(read) as T));
+  const readSnapshot = snapshotReader(db);
+  // Searches run in worker threads when asked (serving), so that they never hold up the event loop;
+  // else here. Either way the index is loaded only where searches run.
+  const searchWorkers = options.searchWorkers ?? 0;
+  const pool = searchWorkers > 0 ? createSearchPool(file, searchWorkers) : undefined;
+  let inProcessSearch: SqliteSearch | undefined;
+  let lastVersion: number | undefined;
 
   function guard<T>(read: () => T): Promise<T> {
     try {
       return Promise.resolve(read());
     } catch (error) {
-      const code = (error as { code?: string }).code ?? '';
-      if (/^SQLITE_(CANTOPEN|IOERR|CORRUPT|NOTADB|BUSY|LOCKED|READONLY|FULL)/.test(code) || !db.open) {
-        return Promise.reject(new StoreUnavailableError('the SQLite database cannot be read', { cause: error }));
-      }
+      if (isUnavailableError(error, db)) return Promise.reject(new StoreUnavailableError('the SQLite database cannot be read', { cause: error }));
       return Promise.reject(error);
     }
   }
@@ -170,7 +175,14 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     dialect: 'sqlite',
     migrate: () => guard(migrateNow),
     isEmpty: () => guard(() => statements.anyGuide.get() === undefined && readMeta('product') === undefined),
-    contentVersion: () => guard(() => Number(readMeta('content_version') ?? '0')),
+    contentVersion: () => guard(() => {
+      const version = Number(readMeta('content_version') ?? '0');
+      // Servers poll this: when an import has changed the content, the search workers load the new
+      // index now rather than at the next search.
+      if (version !== lastVersion) pool?.warm();
+      lastVersion = version;
+      return version;
+    }),
     getProduct: () => guard(() => {
       const value = readMeta('product');
       return value === undefined ? undefined : (JSON.parse(value) as ProductInfo);
@@ -185,18 +197,10 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       const { rows: pageRows, last } = splitPage(rows, limit);
       return { items: pageRows.map(toSummary), ...(last ? { next: { publishedMs: last.published_ms, slug: last.slug } } : {}) };
     }),
-    searchPublishedGuides: ({ query, limit, after }) => guard(() => readSnapshot((): Page<SearchPosition> => {
-      const result = search.search(query, limit + 1, after);
-      const items: GuideSummaryData[] = [];
-      let next: SearchPosition | undefined;
-      // Summaries come from the index (which holds published guides only), not from the guides rows.
-      for (const hit of result.hits.slice(0, limit)) {
-        const item = search.present(result, hit);
-        items.push(item);
-        next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
-      }
-      return { items, ...(result.hits.length > limit && next ? { next } : {}) };
-    })),
+    searchPublishedGuides: (options) => {
+      if (pool) return pool.search(options);
+      return guard(() => readSnapshot(() => searchPage(inProcessSearch ??= createSqliteSearch(db), options)));
+    },
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     cursorKey: () => guard(() => {
@@ -206,9 +210,18 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     ping: () => guard(() => {
       statements.ping.get();
     }),
-    close: () => {
-      if (db.open) db.close();
-      return Promise.resolve();
+    close: async () => {
+      await pool?.close();
+      if (!db.open) return;
+      // Write the log back and empty it while this connection can: a file replaced under a running
+      // server (a restored backup) is closed after the rename, when SQLite no longer removes the
+      // write-ahead log it leaves at the path, and the new file must not be read through it.
+      try {
+        statements.checkpoint.run();
+      } catch {
+        // Unreadable or busy: closing checkpoints what it can.
+      }
+      db.close();
     },
   };
 }

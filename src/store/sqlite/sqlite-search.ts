@@ -10,11 +10,14 @@ import type { Database } from 'better-sqlite3';
 import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
+import type { GuideStore, Page } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
+
+export type SearchPageOptions = Parameters<GuideStore['searchPublishedGuides']>[0];
 
 /** Tokens around the best passage in a snippet (as FTS5's snippet() with 24 tokens). */
 const SNIPPET_TOKENS = 24;
@@ -177,6 +180,8 @@ export interface SearchResult {
 
 
 export interface SqliteSearch {
+  /** Loads the index of the current content version now, if not loaded yet (else the next search does). */
+  warm(): void;
   /** Up to `count` hits strictly after `after`, best first. */
   search(query: SearchQuery, count: number, after: SearchPosition | undefined): SearchResult;
   /** A hit's summary fields, and a snippet: its best passage with the matched words wrapped in `**`. */
@@ -541,6 +546,9 @@ export function createSqliteSearch(db: Database): SqliteSearch {
   }
 
   return {
+    warm() {
+      current();
+    },
     search(query, count, after) {
       const s = current();
       const empty: SearchResult = { hits: [], terms: [], generation: -1 };
@@ -771,4 +779,18 @@ export function createSqliteSearch(db: Database): SqliteSearch {
       };
     },
   };
+}
+
+/** A page of a search: `limit` summaries with snippets, and the position to continue from when more follow. */
+export function searchPage(search: SqliteSearch, { query, limit, after }: SearchPageOptions): Page<SearchPosition> {
+  const result = search.search(query, limit + 1, after);
+  const items: GuideSummaryData[] = [];
+  let next: SearchPosition | undefined;
+  // Summaries come from the index (which holds published guides only), not from the guides rows.
+  for (const hit of result.hits.slice(0, limit)) {
+    const item = search.present(result, hit);
+    items.push(item);
+    next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
+  }
+  return { items, ...(result.hits.length > limit && next ? { next } : {}) };
 }

@@ -26,9 +26,10 @@ function identityOf(file: string): string | undefined {
   }
 }
 
-export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number } = {}): GuideStore {
+export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number } = {}): GuideStore {
+  const searchWorkers = options.searchWorkers ?? 0;
   // The first open may create the file: serve migrates and imports into a new database.
-  let current: GuideStore | undefined = createSqliteGuideStore(file);
+  let current: GuideStore | undefined = createSqliteGuideStore(file, { searchWorkers });
   let identity = identityOf(file);
   let isClosed = false;
   // Each file opened is a new generation: another file may hold the same content version number,
@@ -44,7 +45,7 @@ export function createWatchedSqliteStore(file: string, options: { checkIntervalM
     await old?.close();
     if (now === undefined) return;
     try {
-      current = createSqliteGuideStore(file, { fileMustExist: true });
+      current = createSqliteGuideStore(file, { fileMustExist: true, searchWorkers });
       generation += 1;
     } catch {
       // Not a database (yet): try again at the next check.

@@ -1,0 +1,139 @@
+/**
+ * Searches on worker threads. A search on SQLite is CPU work (decoding and scoring posting lists,
+ * building snippets: milliseconds for common terms on a large corpus), and better-sqlite3 runs it
+ * synchronously, so on the event loop every search would hold up every other request. Here each
+ * worker has its own read-only connection and index (sqlite-search-worker.ts); a search goes to
+ * the worker with the fewest searches waiting, and the event loop only sends the query and
+ * receives the page. How many may wait is the search budget's business (SEARCH_CONCURRENCY).
+ *
+ * A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
+ * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
+ */
+import { Worker } from 'node:worker_threads';
+import type { SearchPosition } from '../../guides/cursor.js';
+import type { Page } from '../guide-store.js';
+import { StoreUnavailableError } from '../guide-store.js';
+import type { SearchPageOptions } from './sqlite-search.js';
+
+export interface SearchWorkerData {
+  file: string;
+  /** The workers' nice value (Linux), above the server's: searches get the CPU after everything else. */
+  nice: number;
+}
+
+const WORKER_NICE = 10;
+
+export type WorkerRequest =
+  | { type: 'search'; id: number; options: SearchPageOptions }
+  | { type: 'warm' }
+  | { type: 'close' };
+
+export interface WorkerReply {
+  id: number;
+  page?: Page<SearchPosition>;
+  error?: { message: string; unavailable: boolean };
+}
+
+export interface SearchPool {
+  search(options: SearchPageOptions): Promise<Page<SearchPosition>>;
+  /** Asks every worker to load the current index now (after an import), not at its next search. */
+  warm(): void;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  resolve(page: Page<SearchPosition>): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  exited: Promise<void>;
+}
+
+/** How long close() waits for a worker to exit by itself before terminating it. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * The worker's code. Built, it is the .js file next to this one. Run from TypeScript sources
+ * (tests, `npm run dev`), a worker does not inherit the loader that runs them: it registers tsx,
+ * then imports the .ts file.
+ */
+function startWorker(workerData: SearchWorkerData): Worker {
+  const isSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(`./sqlite-search-worker.${isSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!isSource) return new Worker(entry, { workerData });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`;
+  return new Worker(bootstrap, { eval: true, workerData });
+}
+
+export function createSearchPool(file: string, size: number): SearchPool {
+  const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
+  let nextId = 0;
+  let isClosed = false;
+
+  function spawn(index: number): Slot {
+    const worker = startWorker({ file, nice: WORKER_NICE });
+    worker.unref();
+    const pending = new Map<number, Pending>();
+    const failAll = (why: string): void => {
+      for (const { reject } of pending.values()) reject(new StoreUnavailableError(why));
+      pending.clear();
+      if (slots[index] === slot) slots[index] = undefined;
+    };
+    const slot: Slot = {
+      worker,
+      pending,
+      exited: new Promise((resolve) => worker.once('exit', () => {
+        failAll('the search worker stopped');
+        resolve();
+      })),
+    };
+    worker.on('message', (reply: WorkerReply) => {
+      const waiting = pending.get(reply.id);
+      if (!waiting) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) worker.unref();
+      if (reply.page) waiting.resolve(reply.page);
+      else if (reply.error?.unavailable) waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
+      else waiting.reject(new Error(reply.error?.message ?? 'the search worker gave no answer'));
+    });
+    worker.on('error', (error) => failAll(`the search worker failed: ${error.message}`));
+    slots[index] = slot;
+    return slot;
+  }
+
+  for (let i = 0; i < size; i += 1) spawn(i).worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
+
+  return {
+    search(options) {
+      if (isClosed) return Promise.reject(new StoreUnavailableError('the store is closed'));
+      let best = 0;
+      for (let i = 1; i < size; i += 1) if ((slots[i]?.pending.size ?? 0) < (slots[best]?.pending.size ?? 0)) best = i;
+      const slot = slots[best] ?? spawn(best);
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        // A search waited for keeps the process alive (a script may have nothing else to).
+        if (slot.pending.size === 0) slot.worker.ref();
+        slot.pending.set(id, { resolve, reject });
+        slot.worker.postMessage({ type: 'search', id, options } satisfies WorkerRequest);
+      });
+    },
+    warm() {
+      for (const slot of slots) slot?.worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
+    },
+    async close() {
+      if (isClosed) return;
+      isClosed = true;
+      await Promise.all(slots.map(async (slot) => {
+        if (!slot) return;
+        slot.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
+        const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_GRACE_MS);
+        await slot.exited;
+        clearTimeout(timer);
+      }));
+    },
+  };
+}

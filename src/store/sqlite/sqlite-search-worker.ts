@@ -1,0 +1,69 @@
+/**
+ * A search worker thread (started by sqlite-search-pool.ts): its own read-only connection to the
+ * database and its own copy of the search index. It answers searches one at a time, in the order
+ * they come, each in one read transaction, and exits when asked to close.
+ */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
+import { createSqliteSearch, searchPage } from './sqlite-search.js';
+import type { SqliteSearch } from './sqlite-search.js';
+import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
+
+const port = parentPort!;
+const { file, nice } = workerData as SearchWorkerData;
+
+// Searches yield the CPU to the event loop: when both want it (a flood of searches), guide reads,
+// lists and the rest go first. Linux schedules threads on their own, and setpriority() on a thread
+// id sets that thread's nice value; elsewhere this is skipped.
+try {
+  const threadId = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1];
+  if (threadId && nice > 0) setPriority(Number(threadId), nice);
+} catch {
+  // Not Linux, or not allowed: searches run at the server's priority.
+}
+
+let db: Database.Database | undefined;
+let search: SqliteSearch | undefined;
+let read: (<T>(read: () => T) => T) | undefined;
+let openError: unknown;
+try {
+  db = openSqliteDatabase(file, { readonly: true, fileMustExist: true });
+  db.exec('PRAGMA busy_timeout = 5000');
+  search = createSqliteSearch(db);
+  read = snapshotReader(db);
+} catch (error) {
+  // Every search is then answered "unavailable"; the store that owns this worker reopens the file.
+  openError = error;
+}
+
+function failure(error: unknown): WorkerReply['error'] {
+  const unavailable = db === undefined || isUnavailableError(error, db);
+  return { message: error instanceof Error ? error.message : String(error), unavailable };
+}
+
+port.on('message', (message: WorkerRequest) => {
+  if (message.type === 'close') {
+    if (db?.open) db.close();
+    port.close();
+    return;
+  }
+  if (message.type === 'warm') {
+    try {
+      if (search && read) read(() => search!.warm());
+    } catch {
+      // The next search meets the same error and reports it.
+    }
+    return;
+  }
+  let reply: WorkerReply;
+  try {
+    if (!search || !read) throw openError;
+    reply = { id: message.id, page: read(() => searchPage(search!, message.options)) };
+  } catch (error) {
+    reply = { id: message.id, error: failure(error) };
+  }
+  port.postMessage(reply);
+});
