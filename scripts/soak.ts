@@ -340,8 +340,13 @@ async function main(): Promise<number> {
       if (values['rss-report-only']) console.log(`MISS ${miss} (reported only)`);
       else failures.push(miss);
     }
-    const added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
-    if (added.status !== 200) failures.push(`soak: the guide imported under load answers ${added.status}`);
+    // Servers see an import at their next content poll (CONTENT_POLL_MS, 1 s): allow a few.
+    let added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
+    for (let i = 0; i < 30 && added.status !== 200; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
+    }
+    if (added.status !== 200) failures.push(`soak: the guide imported under load answers ${added.status} 3 s after the run`);
 
     // ---- 3. SIGTERM under load: every accepted request completes, then the server exits 0 ------
     // Keep-alive clients that have each been answered before (so their connections were accepted)
