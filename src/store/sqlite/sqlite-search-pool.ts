@@ -61,12 +61,15 @@ const CLOSE_GRACE_MS = 2000;
  * then imports the .ts file.
  */
 function startWorker(workerData: SearchWorkerData): Worker {
+  // Workers take the process's Node options (--cpu-prof, --max-old-space-size, …), but not
+  // --input-type, which a worker refuses (a process started with `node --input-type=module -e`).
+  const execArgv = process.execArgv.filter((option) => !option.startsWith('--input-type'));
   const isSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./sqlite-search-worker.${isSource ? 'ts' : 'js'}`, import.meta.url);
-  if (!isSource) return new Worker(entry, { workerData });
+  if (!isSource) return new Worker(entry, { workerData, execArgv });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return new Worker(bootstrap, { eval: true, workerData, execArgv });
 }
 
 export function createSearchPool(file: string, size: number): SearchPool {

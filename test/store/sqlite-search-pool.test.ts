@@ -1,0 +1,111 @@
+/**
+ * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
+ * (which runs whole against a store with workers): many searches in flight at once each get their
+ * own page, an import is seen by the workers, closing lets queued searches finish, a database the
+ * workers cannot open answers "unavailable", and a script whose only work is a search still exits.
+ */
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeCorpus } from '../../bench/corpus.js';
+import { loadContentFolder } from '../../src/content/load-content.js';
+import { parseSearchQuery } from '../../src/guides/search-query.js';
+import type { GuideStore } from '../../src/store/guide-store.js';
+import { StoreUnavailableError } from '../../src/store/guide-store.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const dirs: string[] = [];
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = makeTempDir('search-pool-');
+  dirs.push(dir);
+  return dir;
+}
+
+function open(file: string, searchWorkers: number): GuideStore {
+  const store = createSqliteGuideStore(file, { searchWorkers });
+  closers.push(() => store.close());
+  return store;
+}
+
+const TEXTS = ['the', 'food kitchen', 'a', 'th', 'allergen', '"of the"', 'staff sch', 'the of and to', 'menu "the"', 'zzzz'];
+
+describe('SQLite searches on worker threads', () => {
+  it('answers many searches in flight at once, each with the page the calling thread would give', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'guides.db');
+    writeCorpus(path.join(dir, 'corpus'), { size: 200 });
+    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+    const inThread = open(file, 0);
+    await inThread.importContent(loaded.content!);
+    const pooled = open(file, 2);
+
+    const requests = Array.from({ length: 60 }, (_, i) => ({ query: parseSearchQuery(TEXTS[i % TEXTS.length]!), limit: 1 + (i % 7) }));
+    const expected = await Promise.all(requests.map((request) => inThread.searchPublishedGuides(request)));
+    const answered = await Promise.all(requests.map((request) => pooled.searchPublishedGuides(request)));
+    expect(answered).toEqual(expected);
+    expect(answered.some((page) => page.items.length > 0)).toBe(true);
+  });
+
+  it('searches the new content once another connection has imported it', async () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const writer = open(file, 0);
+    await writer.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const pooled = open(file, 1);
+    const query = parseSearchQuery('sourdough');
+    expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items).toEqual([]);
+
+    await writer.importContent(makeContent([
+      makeGuide({ slug: 'first', title: 'Walk-in cooler checks' }),
+      makeGuide({ slug: 'second', title: 'Sourdough starter care' }),
+    ]));
+    expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['second']);
+  });
+
+  it('lets searches already sent finish when it closes, and refuses later ones as unavailable', async () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const store = createSqliteGuideStore(file, { searchWorkers: 1 });
+    await store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const query = parseSearchQuery('cooler');
+    const pending = Array.from({ length: 10 }, () => store.searchPublishedGuides({ query, limit: 5 }));
+    await store.close();
+    for (const page of await Promise.all(pending)) expect(page.items.map((item) => item.slug)).toEqual(['first']);
+    await expect(store.searchPublishedGuides({ query, limit: 5 })).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('answers "unavailable" when its workers cannot open the database', async () => {
+    const pool = createSearchPool(path.join(tempDir(), 'missing.db'), 1);
+    closers.push(() => pool.close());
+    const search = pool.search({ query: parseSearchQuery('cooler'), limit: 5 });
+    await expect(search).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(search).rejects.toThrow(/cannot be read/);
+  });
+
+  it('keeps a process alive while a search is pending, and lets it exit when idle', () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const store = createSqliteGuideStore(file);
+    closers.push(() => store.close());
+    return store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })])).then(() => {
+      // The built code, as `guides serve` runs it: a worker from the .js file. The script never
+      // closes the pool: it must still print the page and exit by itself.
+      const script = `
+        const { createSearchPool } = await import(${JSON.stringify(path.join(ROOT, 'dist/store/sqlite/sqlite-search-pool.js'))});
+        const { parseSearchQuery } = await import(${JSON.stringify(path.join(ROOT, 'dist/guides/search-query.js'))});
+        const pool = createSearchPool(${JSON.stringify(file)}, 1);
+        const page = await pool.search({ query: parseSearchQuery('cooler'), limit: 5 });
+        console.log(page.items.map((item) => item.slug).join(','));`;
+      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }).toString();
+      expect(output.trim()).toBe('first');
+    });
+  });
+});
