@@ -2,7 +2,6 @@
  * buildApp: the whole HTTP service as a Fastify instance, given its config and store. No I/O
  * happens here; the store is read on ready (content version) and per request.
  */
-import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -21,6 +20,7 @@ import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
+import { requestIdFor } from './http/request-id.js';
 import { registerDocs } from './http/plugins/docs.js';
 import { addSharedSchemas, openApiOptions, registerOpenApiRoute } from './http/plugins/openapi.js';
 import { installProblemHandlers } from './http/problems.js';
@@ -44,7 +44,6 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger | false;
 }
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified'];
 
 /** Longest path the router is given; longer ones (and undecodable ones) name nothing. */
@@ -85,10 +84,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     // One log line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdFor(request.headers),
     routerOptions: { maxParamLength: MAX_ROUTABLE_PATH, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true } },
     rewriteUrl: rewriteUnroutable,
@@ -167,9 +163,9 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const rateLimit = registerRateLimit(app, { config });
   registerUrlCap(app, config);
   const loadShedding = registerLoadShedding(app, config);
-  registerSearchBudget(app, config);
+  const searchBudget = registerSearchBudget(app, config);
   registerCompression(app);
-  registerMetrics(app, { cache, rateLimit, loadShedding, connections });
+  registerMetrics(app, { cache, rateLimit, loadShedding, searchBudget, connections });
   app.register(swagger, openApiOptions(config));
 
   const context: RouteContext = { config, store, cache, cursorCodec };

@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RepresentationCache } from './caching.js';
 import type { ClientErrorCounter } from './hardening.js';
 import type { LoadSheddingStats } from './load-shedding.js';
+import type { SearchBudgetStats } from './search-budget.js';
 import type { RateLimitStats } from './rate-limit.js';
 import { globalPlugin } from './global-plugin.js';
 
@@ -28,6 +29,7 @@ export interface MetricsSources {
   cache: RepresentationCache;
   rateLimit: RateLimitStats;
   loadShedding: LoadSheddingStats;
+  searchBudget: SearchBudgetStats;
   connections: ClientErrorCounter;
 }
 
@@ -101,7 +103,7 @@ export function createAppRegistry(sources: MetricsSources) {
   const registry = new Registry();
   const registers = [registry];
   const observe = createRequestSeries(registry);
-  const { cache, rateLimit, loadShedding, connections } = sources;
+  const { cache, rateLimit, loadShedding, searchBudget, connections } = sources;
   new Counter({
     name: 'guides_cache_lookups_total', help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
     labelNames: ['result'] as const, registers,
@@ -151,6 +153,13 @@ export function createAppRegistry(sources: MetricsSources) {
     collect() {
       this.reset();
       this.inc(loadShedding.shed);
+    },
+  });
+  new Counter({
+    name: 'guides_search_shed_total', help: 'Searches refused with 503 because the search budget was spent (SEARCH_CONCURRENCY, SEARCH_MAX_LAG_MS).', registers,
+    collect() {
+      this.reset();
+      this.inc(searchBudget.shed);
     },
   });
   new Counter({

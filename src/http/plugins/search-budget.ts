@@ -11,14 +11,28 @@
  *   timer every 10 ms fires more than SEARCH_MAX_LAG_MS late), searches are refused and
  *   everything else is served. One client searching back to back never trips it: the loop runs
  *   its timers between requests.
+ *
+ * The refusal itself must be cheap. Clients that ignore Retry-After send the next search as soon
+ * as the 503 arrives, so a flood is as fast as its refusals: through Fastify (routing, hooks, the
+ * error handler: ~50 µs each) 200 such clients kept the event loop busy with refusals alone, and
+ * guide reads queued behind them (p99 22× idle). So once the first refusal has gone through
+ * Fastify, later ones are answered in the HTTP server's request listener, before Fastify, with
+ * that first refusal's headers (less the per-request and per-client ones: request id, RateLimit)
+ * and the same body. They are counted here and in /metrics, not logged one by one (a log line per
+ * refused request would be a second flood), and do not count against the client's rate limit.
  */
+import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
-import { AppError } from '../problems.js';
+import { AppError, problemBody } from '../problems.js';
+import { requestIdFor } from '../request-id.js';
 import { globalPlugin } from './global-plugin.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
+const REFUSAL_DETAIL = 'Too many searches are running right now. Retry after the number of seconds in Retry-After; reading guides is not affected.';
+/** Headers of the first refusal that belong to that request, that client or that body's encoding. */
+const NOT_IN_TEMPLATE = new Set(['x-request-id', 'ratelimit', 'ratelimit-policy', 'content-length', 'content-encoding', 'vary', 'date', 'connection', 'keep-alive']);
 const LAG_SAMPLE_MS = 10;
 /** After a sustained flood, searches stay refused this long once the loop runs on time again. */
 const LAG_HOLD_MS = 500;
@@ -31,6 +45,16 @@ export interface SearchBudgetStats {
   shed: number;
   /** Searches running now. */
   inFlight: number;
+}
+
+/** The parameters isSearchRequest reads, from a request target (repeated ones as arrays, as Fastify parses them). */
+function queryOf(url: string): { q?: string | string[]; cursor?: string | string[] } {
+  const params = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+  const one = (name: string): string | string[] | undefined => {
+    const values = params.getAll(name);
+    return values.length > 1 ? values : values[0];
+  };
+  return { q: one('q'), cursor: one('cursor') };
 }
 
 /** Whether a list request is a search: a non-blank q, or a cursor that continues a search (read, not verified). */
@@ -52,8 +76,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   const stats: SearchBudgetStats = { shed: 0, inFlight: 0 };
   if (config.searchConcurrency === 0) return stats;
   const counted = new WeakSet<FastifyRequest>();
-  const overBudget = new AppError('service-unavailable', 'Too many searches are running right now. Retry after the number of seconds in Retry-After; reading guides is not affected.',
-    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+  const overBudget = new AppError('service-unavailable', REFUSAL_DETAIL, { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
 
   // Event-loop lag, from a timer. While the loop works through a batch of requests the timer
   // cannot fire, so the time since it last did is how far behind the loop is right now: a search
@@ -75,12 +98,43 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
 
   // Only requests from the network queue on the loop; app.inject (tests, internal calls) runs in
   // its caller's turn, where timers cannot fire, and would read as an ever-growing lag.
-  const isLoopLate = (request: FastifyRequest): boolean => {
-    if (config.searchMaxLagMs === 0 || !(request.raw.socket instanceof Socket)) return false;
+  const isLoopLate = (request: IncomingMessage): boolean => {
+    if (config.searchMaxLagMs === 0 || !(request.socket instanceof Socket)) return false;
     const now = performance.now();
     // A batch running several times over the limit is a burst; once over it may be a scheduling hiccup.
     return now < lateUntil || now - lastTickAt - LAG_SAMPLE_MS > BURST_FACTOR * config.searchMaxLagMs;
   };
+
+  const isOverBudget = (request: IncomingMessage): boolean => stats.inFlight >= config.searchConcurrency || isLoopLate(request);
+
+  // Early refusals (see the top of this file): the first refusal made by Fastify is the template.
+  let firstRefused: FastifyRequest | undefined;
+  let template: OutgoingHttpHeaders | undefined;
+  const refusalBody = JSON.stringify(problemBody(config.publicBaseUrl, 'service-unavailable', REFUSAL_DETAIL));
+  const refusalLength = String(Buffer.byteLength(refusalBody));
+  const refuseEarly = (request: IncomingMessage, response: ServerResponse): boolean => {
+    if (!template || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+    const url = request.url ?? '';
+    if (!url.startsWith(`${SEARCH_ROUTE}?`) || !isOverBudget(request) || !isSearchRequest(queryOf(url))) return false;
+    stats.shed += 1;
+    response.writeHead(503, { ...template, 'x-request-id': requestIdFor(request.headers), 'content-length': refusalLength });
+    response.end(refusalBody);
+    return true;
+  };
+  const keepTemplate = (request: FastifyRequest, headers: Record<string, OutgoingHttpHeaders[string]>): void => {
+    if (request !== firstRefused) return;
+    template = Object.fromEntries(Object.entries(headers).filter(([name]) => !NOT_IN_TEMPLATE.has(name)));
+  };
+  // In front of Fastify's own listener on the server it created.
+  const server = app.server;
+  const fastifyListeners = server.listeners('request') as RequestListener[];
+  if (fastifyListeners.length === 1) {
+    const [fastifyListener] = fastifyListeners as [RequestListener];
+    server.removeListener('request', fastifyListener);
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (!refuseEarly(request, response)) fastifyListener(request, response);
+    });
+  }
 
   const release = (request: FastifyRequest): void => {
     if (counted.delete(request)) stats.inFlight -= 1;
@@ -91,14 +145,18 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     instance.addHook('onClose', async () => clearTimeout(timer));
     instance.addHook('onRequest', async (request) => {
       if (request.routeOptions.url !== SEARCH_ROUTE || !isSearchRequest(request.query)) return;
-      if (stats.inFlight >= config.searchConcurrency || isLoopLate(request)) {
+      if (isOverBudget(request.raw)) {
         stats.shed += 1;
+        if (!template && !firstRefused && request.raw.socket instanceof Socket) firstRefused = request;
         throw overBudget;
       }
       stats.inFlight += 1;
       counted.add(request);
     });
-    instance.addHook('onResponse', async (request) => release(request));
+    instance.addHook('onResponse', async (request, reply) => {
+      release(request);
+      if (firstRefused && !template) keepTemplate(request, reply.getHeaders());
+    });
     instance.addHook('onRequestAbort', async (request) => release(request));
   }));
   return stats;

@@ -2,30 +2,39 @@
  * The search budget: a burst of distinct searches over real sockets beyond the budget is refused at
  * once with 503 service-unavailable and Retry-After, while guide reads sent alongside are all
  * served. On PostgreSQL the concurrency limit does it (SEARCH_CONCURRENCY searches in flight); on
- * SQLite, whose searches run on the event loop, the loop-lag gate does. Figures under a sustained
+ * SQLite, whose searches run on the event loop, the loop-lag gate does. After the first refusal,
+ * refusals are answered before Fastify, with the same headers and body. Figures under a sustained
  * flood (p99 of guide reads against an idle server) come from `npm run soak`.
  */
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSearchRequest } from '../../../src/http/plugins/search-budget.js';
+import type { GuideStore } from '../../../src/store/guide-store.js';
 import { createPostgresGuideStore } from '../../../src/store/postgres/postgres-guide-store.js';
-import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
+import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
+import { buildTestApp, makeTempDir, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { createTestDatabase, requirePostgres } from '../../helpers/postgres-database.js';
 import type { TestDatabase } from '../../helpers/postgres-database.js';
 
 const hasPostgres = await requirePostgres('the search budget test on PostgreSQL');
 
-interface Answer { status: number; retryAfter?: string; body: string }
+interface Answer { status: number; retryAfter?: string; body: string; headers: http.IncomingHttpHeaders }
 
-function get(port: number, path: string, agent: http.Agent): Promise<Answer> {
+function get(port: number, path: string, agent: http.Agent, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+    http.request({ host: '127.0.0.1', port, path, agent, ...options }, (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, body }));
-    }).on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, body, headers: res.headers }));
+    }).on('error', reject).end();
   });
+}
+
+/** Headers that differ between any two answers. */
+function sameForEveryRequest(headers: http.IncomingHttpHeaders): http.IncomingHttpHeaders {
+  const { 'x-request-id': _id, date: _date, ...rest } = headers;
+  return rest;
 }
 
 /** 120 distinct searches and 30 guide reads, all in flight at once on their own connections. */
@@ -45,6 +54,9 @@ function expectShedAtOnce({ searches, reads }: { searches: Answer[]; reads: Answ
   for (const answer of shed) {
     expect(answer.retryAfter).toBe('1');
     expect(JSON.parse(answer.body)).toMatchObject({ type: `${TEST_BASE_URL}/problems/service-unavailable`, status: 503 });
+    // Refused through Fastify or before it, every refusal is the same answer.
+    expect(sameForEveryRequest(answer.headers)).toEqual(sameForEveryRequest(shed[0]!.headers));
+    expect(answer.body).toBe(shed[0]!.body);
   }
   expect(reads.map((a) => a.status)).toEqual(reads.map(() => 200));
 }
@@ -81,6 +93,51 @@ describe('search budget', () => {
     const store = createPostgresGuideStore({ connectionString: database.url, poolSize: 6 });
     t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '2', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
     expectShedAtOnce(await burst(t));
+  });
+
+  it('refuses, after the first refusal, before Fastify: the same answer with its own request id, counted in /metrics', async () => {
+    // A store whose searches wait until released: with SEARCH_CONCURRENCY=1 the first search holds the budget.
+    const dir = makeTempDir('search-budget-');
+    const inner = createSqliteGuideStore(`${dir}/guides.db`);
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const store: GuideStore = { ...inner, searchPublishedGuides: async (options) => {
+      await held;
+      return inner.searchPublishedGuides(options);
+    } };
+    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '5', SEARCH_CONCURRENCY: '1', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    const agent = new http.Agent({ keepAlive: true });
+    const first = get(port, '/api/v1/guides?q=kitchen', agent);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const byFastify = await get(port, '/api/v1/guides?q=menu', agent);
+    // More than the rate limit allows: refusals before Fastify do not count against it.
+    const early = await Promise.all(Array.from({ length: 8 }, (_, i) => get(port, `/api/v1/guides?q=menu${i}&limit=5`, agent, i === 0 ? { headers: { 'x-request-id': 'trace-me.42' } } : {})));
+    const head = await get(port, '/api/v1/guides?cursor=garbage', agent, { method: 'HEAD' });
+    for (const answer of [byFastify, ...early, head]) {
+      expect(answer.status).toBe(503);
+      expect(answer.retryAfter).toBe('1');
+    }
+    // The Fastify refusal carries the client's RateLimit headers; the early ones carry everything else it had.
+    const { ratelimit: _r, 'ratelimit-policy': _p, ...template } = sameForEveryRequest(byFastify.headers);
+    expect(template).toMatchObject({ 'access-control-allow-origin': '*', 'content-security-policy': expect.any(String), 'cache-control': 'no-store' });
+    for (const answer of early) {
+      expect(sameForEveryRequest(answer.headers)).toEqual(template);
+      expect(answer.body).toBe(byFastify.body);
+    }
+    expect(early[0]!.headers['x-request-id']).toBe('trace-me.42');
+    expect(new Set(early.map((a) => a.headers['x-request-id'])).size).toBe(early.length);
+    expect(head.body).toBe('');
+    // A list without q and a guide read are not searches: served.
+    expect((await get(port, '/api/v1/guides?limit=5', agent)).status).toBe(200);
+    expect((await get(port, '/api/v1/guides/reduce-food-waste', agent)).status).toBe(200);
+
+    const metrics = await get(port, '/metrics', agent);
+    expect(metrics.body).toMatch(/^guides_search_shed_total 10$/m);
+    release();
+    expect((await first).status).toBe(200);
+    agent.destroy();
   });
 
   it('can be turned off with SEARCH_CONCURRENCY=0', async () => {
