@@ -118,10 +118,12 @@ async function startServer(databaseUrl: string, content: string, port: number): 
 /**
  * Closed-loop load: `connections` clients on keep-alive sockets, each sending its next request as
  * soon as the previous answer arrives, until `seconds` have passed. Every answer is reported with
- * what was asked, its status, its latency and whether it carried Retry-After.
+ * what was asked, its status, its latency and whether it carried Retry-After. With
+ * `honourRetryAfter`, a client told to retry a kind of request later sends other kinds meanwhile
+ * (as a well-behaved client does); without it, it goes on regardless (a flood).
  */
 async function load(options: {
-  base: string; connections: number; seconds: number; next: () => { path: string; kind: string };
+  base: string; connections: number; seconds: number; next: () => { path: string; kind: string }; honourRetryAfter?: boolean;
   onResult: (kind: string, status: number, latencyMs: number, at: number, retryAfter: boolean) => void;
 }): Promise<{ errors: number; requests: number; errorSamples: string[]; partial: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
@@ -131,10 +133,10 @@ async function load(options: {
   let requests = 0;
   let partial = 0;
   const errorSamples: string[] = [];
-  const one = (requestPath: string): Promise<{ status: number; retryAfter: boolean }> => new Promise((resolve, reject) => {
+  const one = (requestPath: string): Promise<{ status: number; retryAfter: string | undefined }> => new Promise((resolve, reject) => {
     const request = http.get({ agent, hostname, port, path: requestPath, headers: { 'accept-encoding': 'gzip, br' }, timeout: 10_000 }, (response) => {
       response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] !== undefined }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }));
       // An answer that started and did not finish: the server dropped a request it had accepted.
       response.on('aborted', () => {
         partial += 1;
@@ -145,13 +147,16 @@ async function load(options: {
     request.on('error', reject);
   });
   await Promise.all(Array.from({ length: options.connections }, async () => {
+    const retryAt = new Map<string, number>();
     while (performance.now() < deadline) {
-      const { path: requestPath, kind } = options.next();
+      let { path: requestPath, kind } = options.next();
+      for (let tries = 0; tries < 20 && (retryAt.get(kind) ?? 0) > performance.now(); tries += 1) ({ path: requestPath, kind } = options.next());
       const started = performance.now();
       try {
         const { status, retryAfter } = await one(requestPath);
+        if (options.honourRetryAfter && retryAfter) retryAt.set(kind, performance.now() + 1000 * Number(retryAfter));
         requests += 1;
-        options.onResult(kind, status, performance.now() - started, started, retryAfter);
+        options.onResult(kind, status, performance.now() - started, started, retryAfter !== undefined);
       } catch (error) {
         errors += 1;
         if (errorSamples.length < 5) errorSamples.push(`${kind}: ${(error as Error).message}`);
@@ -332,7 +337,7 @@ async function main(): Promise<number> {
       });
     }, (durationSeconds * 1000) / 2);
     const soak = await load({
-      base: server.base, connections, seconds: durationSeconds, next: mixed,
+      base: server.base, connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
       onResult: (kind, status, ms, at, retryAfter) => {
         statuses[status] = (statuses[status] ?? 0) + 1;
         const index = Math.floor((at - soakStart) / 1000 / windowSeconds);
@@ -386,7 +391,7 @@ async function main(): Promise<number> {
     // the only failure a client may see: no answer may be cut off, and none may be a 5xx but a 503.
     let drained = 0;
     let drainedBad = 0;
-    const draining = load({ base: running.base, connections: 20, seconds: 3, next: mixed, onResult: (kind, status) => {
+    const draining = load({ base: running.base, connections: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
       drained += 1;
       if (!expected[kind]?.includes(status)) drainedBad += 1;
     } });

@@ -20,6 +20,16 @@
  * that first refusal's headers (less the per-request and per-client ones: request id, RateLimit)
  * and the same body. They are counted here and in /metrics, not logged one by one (a log line per
  * refused request would be a second flood), and do not count against the client's rate limit.
+ *
+ * Even so, 200 such connections kept the loop saturated in bursts, each guide read waiting behind
+ * a batch of refusals (~20 µs each, Node's own cost of a request). So a connection refused a
+ * search again within the Retry-After it was given (it ignored it) is not read for that long: the
+ * answer goes out at once, and whatever that client sends next on that connection waits, at no
+ * cost to the server. A client that honours Retry-After never notices (it may go on reading
+ * guides on the same connection); one that floods on keep-alive connections gets about one
+ * request a second through each. Other connections are not affected. This stops reading through
+ * Node's own pipelining back-pressure (socket._paused and its parser, which Node 20 to 24 have);
+ * where those are missing, connections are not held and only the refusals' low cost remains.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
@@ -37,6 +47,8 @@ const LAG_SAMPLE_MS = 10;
 /** After a sustained flood, searches stay refused this long once the loop runs on time again. */
 const LAG_HOLD_MS = 500;
 const RETRY_AFTER_SECONDS = 1;
+/** Refusals on one connection closer than this: the client ignored Retry-After. */
+const RETRY_AFTER_MS = RETRY_AFTER_SECONDS * 1000;
 /** How far past SEARCH_MAX_LAG_MS the loop must be, in one batch of requests, to refuse at once. */
 const BURST_FACTOR = 4;
 
@@ -45,6 +57,21 @@ export interface SearchBudgetStats {
   shed: number;
   /** Searches running now. */
   inFlight: number;
+}
+
+/** Stops reading a connection for `ms` (what it has been sent is still written), as Node does for pipelined requests. */
+function holdConnection(socket: Socket, ms: number): void {
+  const internal = socket as Socket & { _paused?: boolean; parser?: { pause(): void; resume(): void } | null };
+  if (internal._paused || typeof internal.parser?.pause !== 'function') return;
+  internal._paused = true;
+  internal.parser.pause();
+  socket.pause();
+  setTimeout(() => {
+    if (socket.destroyed) return;
+    internal._paused = false;
+    internal.parser?.resume();
+    socket.resume();
+  }, ms).unref();
 }
 
 /** The parameters isSearchRequest reads, from a request target (repeated ones as arrays, as Fastify parses them). */
@@ -112,6 +139,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   let template: OutgoingHttpHeaders | undefined;
   const refusalBody = JSON.stringify(problemBody(config.publicBaseUrl, 'service-unavailable', REFUSAL_DETAIL));
   const refusalLength = String(Buffer.byteLength(refusalBody));
+  const lastRefusalAt = new WeakMap<Socket, number>();
   const refuseEarly = (request: IncomingMessage, response: ServerResponse): boolean => {
     if (!template || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
     const url = request.url ?? '';
@@ -119,6 +147,10 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     stats.shed += 1;
     response.writeHead(503, { ...template, 'x-request-id': requestIdFor(request.headers), 'content-length': refusalLength });
     response.end(refusalBody);
+    const now = performance.now();
+    const last = lastRefusalAt.get(request.socket);
+    lastRefusalAt.set(request.socket, now);
+    if (last !== undefined && now - last < RETRY_AFTER_MS) holdConnection(request.socket, RETRY_AFTER_MS);
     return true;
   };
   const keepTemplate = (request: FastifyRequest, headers: Record<string, OutgoingHttpHeaders[string]>): void => {

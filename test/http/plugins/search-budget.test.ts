@@ -32,9 +32,8 @@ function get(port: number, path: string, agent: http.Agent, options: { method?: 
 }
 
 /** Headers that differ between any two answers. */
-function sameForEveryRequest(headers: http.IncomingHttpHeaders): http.IncomingHttpHeaders {
-  const { 'x-request-id': _id, date: _date, ...rest } = headers;
-  return rest;
+function sameForEveryRequest(headers: http.IncomingHttpHeaders, also: string[] = []): http.IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !['x-request-id', 'date', ...also].includes(name)));
 }
 
 /** 120 distinct searches and 30 guide reads, all in flight at once on their own connections. */
@@ -95,8 +94,8 @@ describe('search budget', () => {
     expectShedAtOnce(await burst(t));
   });
 
-  it('refuses, after the first refusal, before Fastify: the same answer with its own request id, counted in /metrics', async () => {
-    // A store whose searches wait until released: with SEARCH_CONCURRENCY=1 the first search holds the budget.
+  /** An app whose searches wait until released: with SEARCH_CONCURRENCY=1 the first search holds the budget. */
+  async function appWithAHeldSearch(rateLimitPerMinute: string): Promise<{ port: number; first: Promise<Answer>; release(): void }> {
     const dir = makeTempDir('search-budget-');
     const inner = createSqliteGuideStore(`${dir}/guides.db`);
     let release = (): void => undefined;
@@ -105,11 +104,17 @@ describe('search budget', () => {
       await held;
       return inner.searchPublishedGuides(options);
     } };
-    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '5', SEARCH_CONCURRENCY: '1', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: rateLimitPerMinute, SEARCH_CONCURRENCY: '1', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
     const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
-    const agent = new http.Agent({ keepAlive: true });
-    const first = get(port, '/api/v1/guides?q=kitchen', agent);
+    const first = get(port, '/api/v1/guides?q=kitchen', new http.Agent({ keepAlive: false }));
     await new Promise((resolve) => setTimeout(resolve, 100));
+    return { port, first, release };
+  }
+
+  it('refuses, after the first refusal, before Fastify: the same answer with its own request id, counted in /metrics', async () => {
+    const { port, first, release } = await appWithAHeldSearch('5');
+    // One connection per request: none of them is held back for ignoring Retry-After (next test).
+    const agent = new http.Agent({ keepAlive: false });
 
     const byFastify = await get(port, '/api/v1/guides?q=menu', agent);
     // More than the rate limit allows: refusals before Fastify do not count against it.
@@ -120,7 +125,7 @@ describe('search budget', () => {
       expect(answer.retryAfter).toBe('1');
     }
     // The Fastify refusal carries the client's RateLimit headers; the early ones carry everything else it had.
-    const { ratelimit: _r, 'ratelimit-policy': _p, ...template } = sameForEveryRequest(byFastify.headers);
+    const template = sameForEveryRequest(byFastify.headers, ['ratelimit', 'ratelimit-policy']);
     expect(template).toMatchObject({ 'access-control-allow-origin': '*', 'content-security-policy': expect.any(String), 'cache-control': 'no-store' });
     for (const answer of early) {
       expect(sameForEveryRequest(answer.headers)).toEqual(template);
@@ -137,7 +142,26 @@ describe('search budget', () => {
     expect(metrics.body).toMatch(/^guides_search_shed_total 10$/m);
     release();
     expect((await first).status).toBe(200);
-    agent.destroy();
+  });
+
+  it('stops reading, for the Retry-After it ignored, a connection refused twice within it; other connections are served', async () => {
+    const { port, first, release } = await appWithAHeldSearch('0');
+    const flooding = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    for (const q of ['a1', 'a2', 'a3']) expect((await get(port, `/api/v1/guides?q=${q}`, flooding)).status).toBe(503);
+    // The third refusal came within a second of the second: this connection is not read for a second.
+    const sentAt = performance.now();
+    const finished: string[] = [];
+    const heldRead = get(port, '/api/v1/guides/reduce-food-waste', flooding).then((answer) => (finished.push('held'), answer));
+    const otherRead = get(port, '/api/v1/guides/reduce-food-waste', other).then((answer) => (finished.push('other'), answer));
+    expect((await otherRead).status).toBe(200);
+    expect((await heldRead).status).toBe(200);
+    expect(performance.now() - sentAt).toBeGreaterThanOrEqual(900);
+    expect(finished).toEqual(['other', 'held']);
+    release();
+    expect((await first).status).toBe(200);
+    flooding.destroy();
+    other.destroy();
   });
 
   it('can be turned off with SEARCH_CONCURRENCY=0', async () => {
