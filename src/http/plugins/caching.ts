@@ -136,6 +136,20 @@ export function createRepresentationCache(options: CacheOptions) {
     return variant;
   }
 
+  function answer(request: FastifyRequest, reply: FastifyReply, key: string, representation: Representation): void {
+    const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
+    const variant = coding === undefined ? representation.identity : variantOf(key, representation, coding);
+    reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
+    if (representation.lastModified) reply.header('last-modified', representation.lastModified);
+    if (representation.link) reply.header('link', representation.link);
+    if (ifNoneMatchHits(request.headers['if-none-match'], representation.etags)) {
+      reply.code(304).send();
+      return;
+    }
+    if (coding !== undefined) reply.header('content-encoding', coding);
+    reply.type(representation.contentType).send(variant.body);
+  }
+
   return {
     get size(): number {
       return entries.size;
@@ -148,33 +162,28 @@ export function createRepresentationCache(options: CacheOptions) {
       entries.clear();
       bytes = 0;
     },
-    /** Answers from the cache, or renders, caches and answers. `key` must identify the representation fully. */
-    async serve(request: FastifyRequest, reply: FastifyReply, key: string, render: () => Promise<Rendered>): Promise<void> {
+    /**
+     * Answers from the cache, or renders, caches and answers. `key` must identify the representation
+     * fully. A hit is answered synchronously (no promise, no microtask turn); a miss returns the
+     * promise of its rendering.
+     */
+    serve(request: FastifyRequest, reply: FastifyReply, key: string, render: () => Promise<Rendered>): Promise<void> | undefined {
       const version = options.currentVersion();
       const cached = entries.get(key);
-      let representation: Representation;
-      if (cached && cached.version === version) {
+      if (cached !== undefined && cached.version === version) {
         stats.hits += 1;
-        representation = cached;
         // Refresh recency for the LRU.
         entries.delete(key);
-        entries.set(key, representation);
-      } else {
-        stats.misses += 1;
-        representation = build(version, await render(), reply);
+        entries.set(key, cached);
+        answer(request, reply, key, cached);
+        return undefined;
+      }
+      stats.misses += 1;
+      return render().then((rendered) => {
+        const representation = build(version, rendered, reply);
         remember(key, representation);
-      }
-      const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
-      const variant = coding === undefined ? representation.identity : variantOf(key, representation, coding);
-      reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
-      if (representation.lastModified) reply.header('last-modified', representation.lastModified);
-      if (representation.link) reply.header('link', representation.link);
-      if (ifNoneMatchHits(request.headers['if-none-match'], representation.etags)) {
-        reply.code(304).send();
-        return;
-      }
-      if (coding !== undefined) reply.header('content-encoding', coding);
-      reply.type(representation.contentType).send(variant.body);
+        answer(request, reply, key, representation);
+      });
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { preValidationHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { CursorPayload } from '../../guides/cursor.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
 import { parseSearchQuery } from '../../guides/search-query.js';
@@ -35,33 +35,8 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
   const base = config.publicBaseUrl;
   const withUrl = (guide: GuideSummaryData): GuideSummary => ({ ...guide, url: `${base}/api/v1/guides/${guide.slug}` });
 
-  app.get('/api/v1/guides', {
-    preValidation: normalizeListQuery,
-    schema: {
-      operationId: 'listGuides',
-      summary: 'List or search published guides',
-      description: 'Published guides, newest first (publishedAt desc, then slug), or ranked by relevance when `q` is given. '
-        + 'Cursor-paginated: follow `nextCursor` (also sent as `Link: <…>; rel="next"`) until it is absent.',
-      tags: ['guides'],
-      querystring: GuideListQuerySchema,
-      response: operationResponses(base, {
-        schema: GuideListSchema,
-        description: 'A page of published guides. `nextCursor` and the Link header are present only when more results exist.',
-        examples: guideListExamples(base),
-        headers: ['Link'],
-        badRequestExamples: listGuidesBadRequestExamples(base),
-      }),
-    },
-  }, async (request, reply) => {
-    const { q = '', limit = DEFAULT_LIMIT, cursor } = request.query as GuideListQuery;
-    let position: CursorPayload | undefined;
-    if (cursor !== undefined) {
-      position = (await cursorCodec()).decode(cursor);
-      if (!position) throw new InvalidCursorError();
-      const cursorQ = position.kind === 'search' ? position.q : '';
-      if (q !== '' && q !== cursorQ) throw new InvalidCursorError('This cursor continues a different search: send the same q as the first page, or none.');
-    }
-    const text = position ? (position.kind === 'search' ? position.q : '') : q;
+  const serveList = (request: FastifyRequest, reply: FastifyReply, text: string, limit: number, cursor: string | undefined,
+    position: CursorPayload | undefined): Promise<void> | undefined => {
     const key = `guides?${JSON.stringify([text, limit, cursor ?? ''])}`;
     return cache.serve(request, reply, key, async () => {
       const codec = await cursorCodec();
@@ -83,6 +58,36 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
       const link = payload.nextCursor === undefined ? undefined
         : `<${base}/api/v1/guides?${new URLSearchParams({ ...(limit === DEFAULT_LIMIT ? {} : { limit: String(limit) }), cursor: payload.nextCursor })}>; rel="next"`;
       return { payload, ...(link ? { link } : {}) };
+    });
+  };
+
+  app.get('/api/v1/guides', {
+    preValidation: normalizeListQuery,
+    schema: {
+      operationId: 'listGuides',
+      summary: 'List or search published guides',
+      description: 'Published guides, newest first (publishedAt desc, then slug), or ranked by relevance when `q` is given. '
+        + 'Cursor-paginated: follow `nextCursor` (also sent as `Link: <…>; rel="next"`) until it is absent.',
+      tags: ['guides'],
+      querystring: GuideListQuerySchema,
+      response: operationResponses(base, {
+        schema: GuideListSchema,
+        description: 'A page of published guides. `nextCursor` and the Link header are present only when more results exist.',
+        examples: guideListExamples(base),
+        headers: ['Link'],
+        badRequestExamples: listGuidesBadRequestExamples(base),
+      }),
+    },
+  }, (request, reply) => {
+    const { q = '', limit = DEFAULT_LIMIT, cursor } = request.query as GuideListQuery;
+    // A first page is answered without a promise when cached; only a cursor needs the codec first.
+    if (cursor === undefined) return serveList(request, reply, q, limit, undefined, undefined);
+    return cursorCodec().then((codec) => {
+      const position = codec.decode(cursor);
+      if (!position) throw new InvalidCursorError();
+      const cursorQ = position.kind === 'search' ? position.q : '';
+      if (q !== '' && q !== cursorQ) throw new InvalidCursorError('This cursor continues a different search: send the same q as the first page, or none.');
+      return serveList(request, reply, position.kind === 'search' ? position.q : '', limit, cursor, position);
     });
   });
 
