@@ -2,6 +2,7 @@
  * buildApp: the whole HTTP service as a Fastify instance, given its config and store. No I/O
  * happens here; the store is read on ready (content version) and per request.
  */
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
@@ -13,7 +14,6 @@ import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
 import { registerCompression } from './http/plugins/compression.js';
-import { registerCors } from './http/plugins/cors.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
@@ -134,28 +134,30 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   });
   app.addHook('onClose', async () => clearInterval(poll));
 
-  // Callback-style hooks: an async hook costs a promise and a microtask turn on every request.
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    // At warn and above the line is never written: skip building it (and the route options object).
-    const log = request.log as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
-    if (log.isLevelEnabled?.('info') !== false) {
-      log.info({
-        method: request.method,
-        route: request.routeOptions.url ?? '(unmatched)',
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      }, 'request');
-    }
-    done();
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.method === 'OPTIONS') reply.header('allow', 'GET, HEAD, OPTIONS');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({
+      method: request.method,
+      route: request.routeOptions.url ?? '(unmatched)',
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+    }, 'request');
   });
 
   installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
-  // Every OPTIONS is answered there, with Allow.
-  registerCors(app, { exposedHeaders: EXPOSED_HEADERS, methods: ['GET', 'HEAD', 'OPTIONS'], maxAgeSeconds: 86_400 });
+  app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    strictPreflight: false,
+    maxAge: 86_400,
+  });
   // Each registers application-wide hooks, in this order, after CORS (so 414/429/503 keep CORS headers).
   registerHardening(app, config);
   const rateLimit = registerRateLimit(app, { config });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 /**
  * Marks a plugin as not encapsulated (what fastify-plugin does, through Fastify's documented
  * `skip-override` property), so its hooks apply application-wide, in registration order: after
- * the CORS hook, for example, so that a 429 or 503 still carries the CORS headers.
+ * @fastify/cors, for example, so that a 429 or 503 still carries the CORS headers.
  */
 export function globalPlugin<T extends (instance: FastifyInstance) => Promise<void>>(plugin: T): T {
   return Object.assign(plugin, { [Symbol.for('skip-override')]: true });
