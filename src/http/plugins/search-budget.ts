@@ -33,7 +33,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, problemBody } from '../problems.js';
 import { requestIdFor } from '../request-id.js';
@@ -57,6 +57,10 @@ export interface SearchBudgetStats {
   shed: number;
   /** Searches running now. */
   inFlight: number;
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
 /** Stops reading a connection for `ms` (what it has been sent is still written), as Node does for pipelined requests. */
@@ -175,21 +179,38 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   app.register(globalPlugin(async (instance) => {
     instance.addHook('onReady', async () => sample(performance.now()));
     instance.addHook('onClose', async () => clearTimeout(timer));
-    instance.addHook('onRequest', async (request) => {
-      if (request.routeOptions.url !== SEARCH_ROUTE || !isSearchRequest(request.query)) return;
+    // On the list route only (where searches are), after every application-wide onRequest hook,
+    // and callback-style: no other request pays for the budget.
+    const onRequest = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+      if (!isSearchRequest(request.query)) {
+        done();
+        return;
+      }
       if (isOverBudget(request.raw)) {
         stats.shed += 1;
         if (!template && !firstRefused && request.raw.socket instanceof Socket) firstRefused = request;
-        throw overBudget;
+        done(overBudget);
+        return;
       }
       stats.inFlight += 1;
       counted.add(request);
-    });
-    instance.addHook('onResponse', async (request, reply) => {
+      done();
+    };
+    const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
       release(request);
       if (firstRefused && !template) keepTemplate(request, reply.getHeaders());
+      done();
+    };
+    const onRequestAbort = (request: FastifyRequest, done: () => void): void => {
+      release(request);
+      done();
+    };
+    instance.addHook('onRoute', (route) => {
+      if (route.url !== SEARCH_ROUTE) return;
+      route.onRequest = [...asArray(route.onRequest), onRequest];
+      route.onResponse = [...asArray(route.onResponse), onResponse];
+      route.onRequestAbort = [...asArray(route.onRequestAbort), onRequestAbort];
     });
-    instance.addHook('onRequestAbort', async (request) => release(request));
   }));
   return stats;
 }
