@@ -24,7 +24,8 @@
  * Even so, 200 such connections kept the loop saturated in bursts, each guide read waiting behind
  * a batch of refusals (~20 µs each, Node's own cost of a request). So a connection refused a
  * search again within the Retry-After it was given (it ignored it) is not read for that long: the
- * answer goes out at once, and whatever that client sends next on that connection waits, at no
+ * answer goes out at once, and whatever that client sends next on that connection waits (one to
+ * two Retry-Afters, at random, so that connections held together do not return together), at no
  * cost to the server. A client that honours Retry-After never notices (it may go on reading
  * guides on the same connection); one that floods on keep-alive connections gets about one
  * request a second through each. Other connections are not affected. This stops reading through
@@ -154,7 +155,9 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     const now = performance.now();
     const last = lastRefusalAt.get(request.socket);
     lastRefusalAt.set(request.socket, now);
-    if (last !== undefined && now - last < RETRY_AFTER_MS) holdConnection(request.socket, RETRY_AFTER_MS);
+    // Held for the Retry-After and up to as long again, at random: connections refused together
+    // must not all come back in the same instant.
+    if (last !== undefined && now - last < RETRY_AFTER_MS) holdConnection(request.socket, RETRY_AFTER_MS * (1 + Math.random()));
     return true;
   };
   const keepTemplate = (request: FastifyRequest, headers: Record<string, OutgoingHttpHeaders[string]>): void => {
