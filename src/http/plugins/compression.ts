@@ -77,14 +77,22 @@ export function negotiateContentCoding(header: string | undefined): ContentCodin
   return choice ?? undefined;
 }
 
-export function compressBody(coding: ContentCoding, body: Buffer): Buffer {
-  return coding === 'br'
-    ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } })
-    : gzipSync(body, { level: 6 });
-}
-
 const brotliCompressAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
+
+const brotliOptions = (body: Buffer): { params: Record<number, number> } => ({
+  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length },
+});
+const GZIP_OPTIONS = { level: 6 };
+
+export function compressBody(coding: ContentCoding, body: Buffer): Buffer {
+  return coding === 'br' ? brotliCompressSync(body, brotliOptions(body)) : gzipSync(body, GZIP_OPTIONS);
+}
+
+/** compressBody on zlib's thread pool, leaving the event loop free meanwhile. */
+export function compressBodyOffLoop(coding: ContentCoding, body: Buffer): Promise<Buffer> {
+  return coding === 'br' ? brotliCompressAsync(body, brotliOptions(body)) : gzipAsync(body, GZIP_OPTIONS);
+}
 
 /** Largest static asset (by its Content-Length) compressed and kept; bigger ones are streamed uncompressed. */
 const STATIC_MAX_BYTES = 8 * 1024 * 1024;
