@@ -16,7 +16,7 @@ import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, g
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DOCS_PREFIX } from './docs.js';
-import { globalPlugin } from './global-plugin.js';
+import { globalPlugin, hooksOf } from './global-plugin.js';
 import { METRICS_PATH } from './metrics.js';
 
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
@@ -156,8 +156,7 @@ export function registerCompression(app: FastifyInstance): void {
     // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
     instance.addHook('onRoute', (route) => {
       if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {
-        const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
-        route.onSend = [...existing, compressStaticAsset];
+        route.onSend = [...hooksOf(route.onSend), compressStaticAsset];
       } else if (route.url !== METRICS_PATH) {
         // Every other route either answers from the representation cache (compressed there) or
         // answers a few bytes; @fastify/compress's two hooks would only cost time on the hot path.

@@ -38,7 +38,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, problemBody } from '../problems.js';
 import { requestIdFor } from '../request-id.js';
-import { globalPlugin } from './global-plugin.js';
+import { globalPlugin, hooksOf } from './global-plugin.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
 const REFUSAL_DETAIL = 'Too many searches are running right now. Retry after the number of seconds in Retry-After; reading guides is not affected.';
@@ -58,10 +58,6 @@ export interface SearchBudgetStats {
   shed: number;
   /** Searches running now. */
   inFlight: number;
-}
-
-function asArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }
 
 /** Stops reading a connection for `ms` (what it has been sent is still written), as Node does for pipelined requests. */
@@ -160,10 +156,6 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     if (last !== undefined && now - last < RETRY_AFTER_MS) holdConnection(request.socket, RETRY_AFTER_MS * (1 + Math.random()));
     return true;
   };
-  const keepTemplate = (request: FastifyRequest, headers: Record<string, OutgoingHttpHeaders[string]>): void => {
-    if (request !== firstRefused) return;
-    template = Object.fromEntries(Object.entries(headers).filter(([name]) => !NOT_IN_TEMPLATE.has(name)));
-  };
   // In front of Fastify's own listener on the server it created.
   const server = app.server;
   const fastifyListeners = server.listeners('request') as RequestListener[];
@@ -201,7 +193,9 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     };
     const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
       release(request);
-      if (firstRefused && !template) keepTemplate(request, reply.getHeaders());
+      if (request === firstRefused && !template) {
+        template = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([name]) => !NOT_IN_TEMPLATE.has(name)));
+      }
       done();
     };
     const onRequestAbort = (request: FastifyRequest, done: () => void): void => {
@@ -210,9 +204,9 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     };
     instance.addHook('onRoute', (route) => {
       if (route.url !== SEARCH_ROUTE) return;
-      route.onRequest = [...asArray(route.onRequest), onRequest];
-      route.onResponse = [...asArray(route.onResponse), onResponse];
-      route.onRequestAbort = [...asArray(route.onRequestAbort), onRequestAbort];
+      route.onRequest = [...hooksOf(route.onRequest), onRequest];
+      route.onResponse = [...hooksOf(route.onResponse), onResponse];
+      route.onRequestAbort = [...hooksOf(route.onRequestAbort), onRequestAbort];
     });
   }));
   return stats;
