@@ -53,11 +53,12 @@ async function serve(db: string, asNobody = false): Promise<Served> {
   child.on('exit', (exit) => (code = exit ?? -1));
   cleanups.push(() => child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i += 1) {
+  // Up to 30 s: the whole suite runs in parallel on two cores, and a start has taken over 10 s there.
+  for (let i = 0; i < 300 && code === null; i += 1) {
     if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return { base, child, exitCode: () => code };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error('the server did not start');
+  throw new Error(code === null ? 'the server did not start within 30 s' : `the server exited with ${code} before it was ready`);
 }
 
 let searchCounter = 0;
