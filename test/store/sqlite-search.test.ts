@@ -13,6 +13,8 @@ import { parseSearchQuery } from '../../src/guides/search-query.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-schema.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { createSqliteSearch, searchPage } from '../../src/store/sqlite/sqlite-search.js';
+import type { SqliteSearchOptions } from '../../src/store/sqlite/sqlite-search.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
 
@@ -59,6 +61,38 @@ describe('SQLite search', () => {
       // Scores of successive pages never improve (lower is better).
       for (let i = 1; i < whole.scores.length; i += 1) expect(whole.scores[i]!, text).toBeGreaterThanOrEqual(whole.scores[i - 1]!);
       for (const limit of [1, 7, 20]) expect((await walk(store, text, limit)).slugs, `${text} by ${limit}`).toEqual(whole.slugs);
+    }
+  });
+
+  it('gives the same pages, scores and snippets whether lists are scored from impacts (cached or evicted) or decoded', async () => {
+    const { store, dir, file } = openStore();
+    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
+    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+    await store.importContent(loaded.content!);
+    const db = new Database(file, { readonly: true });
+    try {
+      const walkWith = (options: SqliteSearchOptions, text: string): unknown[] => {
+        const search = createSqliteSearch(db, options);
+        const query = parseSearchQuery(text);
+        const pages: unknown[] = [];
+        let after: SearchPosition | undefined;
+        do {
+          const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
+          pages.push(page);
+          after = page.next;
+        } while (after);
+        return pages;
+      };
+      const texts = ['the', 'food kitchen', 'a', 'th', 'staff sch', 'the of and to', 'menu "the"', 'kitchen the', 'of'];
+      for (const text of texts) {
+        const decoded = walkWith({ impactMinDf: Number.POSITIVE_INFINITY }, text);
+        expect(decoded.length, text).toBeGreaterThan(1);
+        // Every list as impacts, all kept; and with room for about one list, so most are evicted and made again.
+        expect(walkWith({ impactMinDf: 1 }, text), text).toEqual(decoded);
+        expect(walkWith({ impactMinDf: 1, impactCacheBytes: 12 * 300 }, text), text).toEqual(decoded);
+      }
+    } finally {
+      db.close();
     }
   });
 
