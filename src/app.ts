@@ -93,7 +93,9 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   let contentVersion = 0;
   const cache = createRepresentationCache({
     maxEntries: 10_000,
-    maxBytes: 64 * 1024 * 1024,
+    // 32 MB: hot pages stay (a guide is ~13 KB), and a server of 100k guides stays within its memory
+    // goal (bench: RSS under load) while distinct searches churn through it.
+    maxBytes: 32 * 1024 * 1024,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
     currentVersion: () => contentVersion,
   });

@@ -22,12 +22,14 @@ export type SearchPageOptions = Parameters<GuideStore['searchPublishedGuides']>[
 /** Tokens around the best passage in a snippet (as FTS5's snippet() with 24 tokens). */
 const SNIPPET_TOKENS = 24;
 /** Posting lists kept decoded-ready in memory, by total bytes (the common terms' lists). */
-const POSTINGS_CACHE_BYTES = 32 * 1024 * 1024;
+const POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
 /**
  * Lists of at least this many documents (common words, and prefixes merged at query time) are also
  * kept decoded, each posting with its BM25 part already computed, within IMPACT_CACHE_BYTES (12
  * bytes a posting). Scoring them is then one subtraction per posting instead of a varint decode
  * and a division, and a prefix's merge is done once per content version instead of per search.
+ * A list above an eighth of the budget is not kept (at 100k guides, the commonest words): cycling
+ * megabyte arrays through a full cache would cost more than decoding them.
  */
 const IMPACT_MIN_DF = 512;
 const IMPACT_CACHE_BYTES = 16 * 1024 * 1024;
@@ -365,7 +367,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
    * the cache when it is there. `atLeast` is a bound on its length known before making it.
    */
   function sourceOf(s: IndexState, key: number | string, atLeast: number, make: () => Source): Source {
-    if (atLeast < impactMinDf) return make();
+    if (atLeast < impactMinDf || atLeast * 12 > impactCacheBytes / 8) return make();
     const cached = impactCache.get(key);
     if (cached) {
       impactCache.delete(key);
