@@ -2,7 +2,8 @@
  * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
  * own page, an import is seen by the workers, closing lets queued searches finish, a database the
- * workers cannot open answers "unavailable", and a script whose only work is a search still exits.
+ * workers cannot open answers "unavailable", and a script whose only work is a search still exits
+ * (also when started with a Node option that workers refuse).
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -106,6 +107,9 @@ describe('SQLite searches on worker threads', () => {
         console.log(page.items.map((item) => item.slug).join(','));`;
       const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 }).toString();
       expect(output.trim()).toBe('first');
+      // A Node option a worker refuses (process-wide, as an operator may give `node`): workers start without it.
+      const traced = execFileSync(process.execPath, ['--trace-gc', '--input-type=module', '-e', script], { timeout: 20_000 }).toString();
+      expect(traced.trim().split('\n').filter((line) => !/Scavenge|Mark-Compact|Mark-Sweep/.test(line))).toEqual(['first']);
     });
   });
 });

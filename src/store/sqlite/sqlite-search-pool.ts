@@ -66,10 +66,19 @@ function startWorker(workerData: SearchWorkerData): Worker {
   const execArgv = process.execArgv.filter((option) => !option.startsWith('--input-type'));
   const isSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./sqlite-search-worker.${isSource ? 'ts' : 'js'}`, import.meta.url);
-  if (!isSource) return new Worker(entry, { workerData, execArgv });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`;
-  return new Worker(bootstrap, { eval: true, workerData, execArgv });
+  const tsx = isSource ? import.meta.resolve('tsx/esm/api') : '';
+  const start = (options: string[]): Worker => (isSource
+    ? new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`,
+      { eval: true, workerData, execArgv: options })
+    : new Worker(entry, { workerData, execArgv: options }));
+  try {
+    return start(execArgv);
+  } catch (error) {
+    // Options a worker refuses (process-wide ones such as --trace-gc, given to `node` by an
+    // operator) must not stop the server from starting: the worker then runs without any.
+    if ((error as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return start([]);
+  }
 }
 
 export function createSearchPool(file: string, size: number): SearchPool {
