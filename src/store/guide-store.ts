@@ -9,10 +9,11 @@
  *   deletes: guides that left the folder become archived.
  */
 import type {
-  ContentSet, GuideDetailData, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
+  ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
+import type { SearchDoc } from './sqlite/sqlite-search-index.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];
@@ -38,6 +39,23 @@ export interface ImportSummary {
   contentVersion: number;
 }
 
+/** A valid guide read from a content folder, with what the reader prepared for the store. */
+export interface PreparedGuide {
+  guide: GuideRecord;
+  /** hashJson(guide) (content-diff.ts), computed where the guide was read. */
+  contentHash: string;
+  /** SQLite: the guide's search document (published guides), when the reader prepared it. */
+  search?: SearchDoc;
+}
+
+/** A content folder whose guides arrive as they are read and validated, in folder order. */
+export interface ContentStream {
+  product: ProductInfo;
+  resources: ResourceLink[];
+  /** Throws when the folder turns out to have a problem: the import then changes nothing. */
+  guides: AsyncIterable<PreparedGuide>;
+}
+
 export interface GuideStore {
   readonly dialect: 'sqlite' | 'postgres';
   /** Creates or upgrades the schema; safe when several processes call it at once. */
@@ -55,6 +73,13 @@ export interface GuideStore {
   /** Every published guide, newest first, for indexes such as /llms.txt. */
   listPublishedIndex(): Promise<GuideIndexEntry[]>;
   importContent(content: ContentSet): Promise<ImportSummary>;
+  /**
+   * Optional: importContent for a folder being read, writing each guide as it arrives (a large
+   * folder is then never held in memory whole, and writing overlaps reading), in one transaction
+   * that commits after the last guide or rolls back when the stream throws. Nothing else may use
+   * the store until it settles.
+   */
+  importStream?(content: ContentStream): Promise<ImportSummary>;
   /** The cursor signing key generated once and kept in the database (used when CURSOR_SECRET is unset). */
   cursorKey(): Promise<Buffer>;
   /** Resolves when the database answers a trivial query. */

@@ -1,5 +1,6 @@
 /** The embedded backend: better-sqlite3 in WAL mode, with its own search index (docs/search.md). Calls are synchronous; the interface is async. */
 import { mkdirSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
@@ -7,17 +8,16 @@ import type { ListPosition } from '../../guides/cursor.js';
 import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
-import { planImport } from '../content-diff.js';
+import { ImportPlanner, hashJson } from '../content-diff.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
-import type { ExistingGuide } from '../content-diff.js';
-import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
+import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { createSqliteSearch, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { createSearchPool } from './sqlite-search-pool.js';
-import { SEARCH_FORMAT_VERSION, buildSearchIndex, textParts } from './sqlite-search-index.js';
-import type { IndexedGuide, SearchCard } from './sqlite-search-index.js';
+import { SEARCH_FORMAT_VERSION, SearchAnalyzer, SearchIndexBuilder, buildSearchIndex, textParts } from './sqlite-search-index.js';
+import type { SearchDoc } from './sqlite-search-index.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -117,6 +117,9 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     insertText: db.prepare('INSERT INTO guide_text_parts (id, text) VALUES (? * 65536 + ?, ?)'),
     archive: db.prepare("UPDATE guides SET status = 'archived', content_hash = 'left-the-folder' WHERE slug = ?"),
     publishedIds: db.prepare<[], { id: number; slug: string }>("SELECT id, slug FROM guides WHERE status = 'published'"),
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
   };
 
   const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
@@ -137,32 +140,74 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     }
   }
 
+  /**
+   * One import, inside a transaction the caller holds: guides are added in folder order (each
+   * written as it comes when it is new or changed), then `finish` archives the guides that left
+   * the folder, rebuilds the search index and updates the metadata.
+   */
+  function startImport(): ImportSession {
+    const planner = new ImportPlanner(statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash })));
+    let writes = 0;
+    // The folder's published guides. A slug given twice was written twice, the last one winning: index that one only.
+    const published = new Map<string, GuideRecord | SearchDoc>();
+    return {
+      add(guide, contentHash, search) {
+        if (planner.add(guide, contentHash).write) {
+          const { id } = statements.upsert.get(toRow(guide, contentHash)) as { id: number };
+          statements.deleteText.run(id, id);
+          textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
+          writes += 1;
+        }
+        if (guide.status === 'published') published.set(guide.slug, search ?? guide);
+        else published.delete(guide.slug);
+      },
+      finish(product, resources) {
+        const archive = planner.finish();
+        for (const slug of archive) statements.archive.run(slug);
+        // Relevance statistics are global, so any change to the guides rebuilds the whole index. The
+        // folder holds every guide (those not in it were just archived), so its published guides are
+        // exactly the published guides now, and the index is built from memory, not read back.
+        if (writes > 0 || archive.length > 0) writeSearchIndex(db, published, statements.publishedIds.all());
+        const productJson = JSON.stringify(product);
+        const resourcesJson = JSON.stringify(resources);
+        const productChanged = readMeta('product') !== productJson;
+        const resourcesChanged = readMeta('resources') !== resourcesJson;
+        if (productChanged) statements.setMeta.run('product', productJson);
+        if (resourcesChanged) statements.setMeta.run('resources', resourcesJson);
+        let version = Number(readMeta('content_version') ?? '0');
+        if (writes > 0 || archive.length > 0 || productChanged || resourcesChanged) {
+          version += 1;
+          statements.setMeta.run('content_version', String(version));
+        }
+        return { ...planner.summary, productChanged, resourcesChanged, contentVersion: version };
+      },
+    };
+  }
+
   const applyImport = db.transaction((content: ContentSet): ImportSummary => {
-    const existing: ExistingGuide[] = statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }));
-    const plan = planImport(content.guides, existing);
-    for (const { guide, contentHash } of plan.upserts) {
-      const { id } = statements.upsert.get(toRow(guide, contentHash)) as { id: number };
-      statements.deleteText.run(id, id);
-      textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
-    }
-    for (const slug of plan.archive) statements.archive.run(slug);
-    // Relevance statistics are global, so any change to the guides rebuilds the whole index. The
-    // folder holds every guide (those not in it were just archived), so its published guides are
-    // exactly the published guides now, and the index is built from memory, not read back.
-    if (plan.upserts.length > 0 || plan.archive.length > 0) buildSearchIndex(db, publishedInListOrder(content.guides, statements.publishedIds.all()));
-    const product = JSON.stringify(content.product);
-    const resources = JSON.stringify(content.resources);
-    const productChanged = readMeta('product') !== product;
-    const resourcesChanged = readMeta('resources') !== resources;
-    if (productChanged) statements.setMeta.run('product', product);
-    if (resourcesChanged) statements.setMeta.run('resources', resources);
-    let version = Number(readMeta('content_version') ?? '0');
-    if (plan.upserts.length > 0 || plan.archive.length > 0 || productChanged || resourcesChanged) {
-      version += 1;
-      statements.setMeta.run('content_version', String(version));
-    }
-    return { ...plan.summary, productChanged, resourcesChanged, contentVersion: version };
+    const session = startImport();
+    for (const guide of content.guides) session.add(guide, hashJson(guide));
+    return session.finish(content.product, content.resources);
   });
+
+  /**
+   * The transaction spans awaits (guides arrive as they are read), so BEGIN and COMMIT are by hand.
+   * A stream that throws (a problem found in the folder), or any failure, rolls everything back.
+   */
+  async function applyImportStream(content: ContentStream): Promise<ImportSummary> {
+    statements.begin.run();
+    try {
+      const session = startImport();
+      for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search);
+      const summary = session.finish(content.product, content.resources);
+      statements.commit.run();
+      return summary;
+    } catch (error) {
+      if (db.inTransaction) statements.rollback.run();
+      if (isUnavailableError(error, db)) throw new StoreUnavailableError('the SQLite database cannot be written', { cause: error });
+      throw error;
+    }
+  }
 
   /** Rows fetched with LIMIT limit + 1: the extra row only tells that another page follows. */
   function splitPage<R extends SummaryRow>(rows: R[], limit: number): { rows: R[]; last?: R } {
@@ -203,6 +248,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     },
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
+    importStream: applyImportStream,
     cursorKey: () => guard(() => {
       statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
       return Buffer.from(readMeta('cursor_key')!, 'base64url');
@@ -226,20 +272,29 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   };
 }
 
-/** The folder's published guides in list order (publishedAt desc, slug in byte order), with their row ids. */
-function publishedInListOrder(guides: readonly GuideRecord[], ids: readonly { id: number; slug: string }[]): IndexedGuide[] {
+interface ImportSession {
+  /** `search`: the guide's search document when the reader prepared it (published guides), else it is made at finish. */
+  add(guide: GuideRecord, contentHash: string, search?: SearchDoc): void;
+  finish(product: ProductInfo, resources: ResourceLink[]): ImportSummary;
+}
+
+/**
+ * Rebuilds the search index from the folder's published guides (search documents prepared while
+ * reading, or guides analyzed now), in list order: publishedAt desc, slug in byte order.
+ */
+function writeSearchIndex(db: Database.Database, published: ReadonlyMap<string, GuideRecord | SearchDoc>, ids: readonly { id: number; slug: string }[]): void {
   const idOf = new Map(ids.map((row) => [row.slug, row.id]));
-  // A slug given twice was written twice, the last one winning: index that one only.
-  const bySlug = new Map(guides.map((guide) => [guide.slug, guide]));
-  return [...bySlug.values()]
-    .filter((guide) => guide.status === 'published')
-    .map((guide) => {
-      const publishedAt = guide.publishedAt as string;
-      const card: SearchCard = [guide.slug, guide.title, guide.summary, guide.tags, guide.language, publishedAt,
-        guide.updatedAt ?? publishedAt, guide.readingTimeMinutes];
-      return { id: idOf.get(guide.slug) as number, card, plainText: guide.plainText, publishedMs: Date.parse(publishedAt) };
-    })
-    .sort((a, b) => b.publishedMs - a.publishedMs || (a.card[0] < b.card[0] ? -1 : a.card[0] > b.card[0] ? 1 : 0));
+  const entries = [...published].map(([slug, item]) => ({
+    slug, item, publishedMs: 'terms' in item ? item.publishedMs : Date.parse(item.publishedAt as string),
+  }));
+  entries.sort((a, b) => b.publishedMs - a.publishedMs || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+  const builder = new SearchIndexBuilder(db);
+  let analyzer: SearchAnalyzer | undefined;
+  for (const { slug, item } of entries) {
+    const doc = 'terms' in item ? item : (analyzer ??= new SearchAnalyzer()).searchDoc(item);
+    builder.add({ ...doc, guideId: idOf.get(slug) as number });
+  }
+  builder.finish();
 }
 
 function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown> {

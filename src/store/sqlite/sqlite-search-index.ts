@@ -12,7 +12,8 @@
  * - Vocabulary, document table and statistics are small blobs in search_meta that a reader loads
  *   once per content version.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
+import type { GuideRecord } from '../../guides/guide.js';
 import { WordTable, forEachHashedWord, tokensOfWord } from './sqlite-text.js';
 
 /** Column weights in the relevance score: title, summary, tags, body. */
@@ -155,22 +156,328 @@ export interface SearchStats {
   prefixCount: number;
 }
 
-/** A published guide as the index reads it. */
-export interface IndexedGuide {
-  id: number;
-  card: SearchCard;
-  plainText: string;
-  publishedMs: number;
+/** The first part of a guide's plain text, kept with its search document (most snippets need nothing else). */
+export function headOf(plainText: string): string {
+  return textParts(plainText.slice(0, TEXT_PART_CHARS * 2))[0] ?? '';
+}
+
+/** A published guide's search card, as the index stores it (JSON). */
+export function searchCardJson(guide: Pick<GuideRecord, 'slug' | 'title' | 'summary' | 'tags' | 'language' | 'publishedAt' | 'updatedAt' | 'readingTimeMinutes'>): string {
+  const publishedAt = guide.publishedAt as string;
+  const card: SearchCard = [guide.slug, guide.title, guide.summary, guide.tags, guide.language, publishedAt,
+    guide.updatedAt ?? publishedAt, guide.readingTimeMinutes];
+  return JSON.stringify(card);
 }
 
 /**
- * Rebuilds the whole index from the published guides, read from the guides table, or given in
- * list order (publishedAt desc, slug asc) by an import that has them in memory already. Call
- * inside the transaction that changed the guides, so readers see the old index with the old
- * guides or the new with the new.
+ * One published guide's tokens as a SearchAnalyzer read them, for SearchIndexBuilder. The four
+ * arrays are views of one ArrayBuffer, so a worker thread can hand them over without a copy.
  */
-export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide>): SearchStats {
-  db.exec('DELETE FROM search_postings; DELETE FROM search_docs; DELETE FROM search_meta;');
+export interface DocTerms {
+  /** The start of the stored token list: the 4 column lengths, the checkpoint count, the checkpoints (varints). */
+  header: Uint8Array;
+  /** The guide's distinct tokens (ids in the analyzer's vocabulary), in order of first appearance. */
+  terms: Uint32Array;
+  /** Each distinct token's weighted frequency (title 10, summary 4, tags 3, body 1 per occurrence). */
+  weights: Uint32Array;
+  /** Every token of title, summary, tags and body in order, as an index into `terms`. */
+  sequence: Uint16Array | Uint32Array;
+}
+
+/** What the index keeps of a published guide: its card, the head of its text, and its tokens. */
+export interface SearchDocData {
+  /** JSON of the SearchCard (searchCardJson). */
+  card: string;
+  /** headOf(plainText). */
+  head: string;
+  publishedMs: number;
+  terms: DocTerms;
+}
+
+/** A guide's search document with the vocabulary its tokens refer to: that of the analyzer that read it. */
+export interface SearchDoc extends SearchDocData {
+  vocabulary: readonly string[];
+}
+
+/**
+ * Reads guides into tokens (the expensive half of building the index: every word of every guide),
+ * independently of the other guides, so that it can run on several threads at once. Token ids are
+ * this analyzer's own (its vocabulary grows as it meets new tokens); SearchIndexBuilder maps them
+ * to the index's.
+ */
+export class SearchAnalyzer {
+  /** Token texts by id, in order of first appearance; only ever appended to. */
+  readonly vocabulary: string[] = [];
+  private readonly termIds = new Map<string, number>();
+  /** Word as written → its token ids: one lookup per word of text instead of normalizing it again. */
+  private readonly idsOfWord = new WordTable<number[]>();
+  /** Per vocabulary id: its index in the current guide's distinct terms, or -1. */
+  private localIndex = new Int32Array(1024).fill(-1);
+  private terms = new Uint32Array(256);
+  private weights = new Uint32Array(256);
+  private sequence = new Uint32Array(4096);
+  private readonly checkpoints = new VarintWriter(64);
+
+  private termId(token: string): number {
+    let id = this.termIds.get(token);
+    if (id === undefined) {
+      id = this.vocabulary.length;
+      this.termIds.set(token, id);
+      this.vocabulary.push(token);
+      if (id >= this.localIndex.length) {
+        const grown = new Int32Array(this.localIndex.length * 2).fill(-1);
+        grown.set(this.localIndex);
+        this.localIndex = grown;
+      }
+    }
+    return id;
+  }
+
+  analyze(title: string, summary: string, tags: readonly string[], plainText: string): DocTerms {
+    const texts = [title, summary, tags.join(' '), plainText];
+    const columnLengths = [0, 0, 0, 0];
+    const checkpoints = this.checkpoints;
+    checkpoints.length = 0;
+    let checkpointCount = 0;
+    let distinct = 0;
+    let count = 0;
+    for (let column = 0; column < COLUMNS; column += 1) {
+      const weight = SQLITE_COLUMN_WEIGHTS[column] as number;
+      const text = texts[column] as string;
+      const isBody = column === COLUMNS - 1;
+      const codePointOf = codePointCounter(text);
+      const columnStart = count;
+      let nextCheckpoint = 0;
+      forEachHashedWord(text, (start, end, hash) => {
+        let wordIds = this.idsOfWord.get(text, start, end, hash);
+        if (wordIds === undefined) {
+          const word = text.slice(start, end);
+          wordIds = tokensOfWord(word).map((token) => this.termId(token));
+          this.idsOfWord.set(word, hash, wordIds);
+        }
+        if (wordIds.length === 0) return;
+        // A checkpoint is the first token of a word, about every CHECKPOINT_EVERY tokens.
+        if (isBody && count - columnStart >= nextCheckpoint) {
+          checkpoints.push(count - columnStart);
+          checkpoints.push(codePointOf(start));
+          checkpointCount += 1;
+          nextCheckpoint = count - columnStart + CHECKPOINT_EVERY;
+        }
+        if (count + wordIds.length > this.sequence.length) this.sequence = grownUint32(this.sequence, count + wordIds.length);
+        const localIndex = this.localIndex;
+        for (let i = 0; i < wordIds.length; i += 1) {
+          const id = wordIds[i] as number;
+          let local = localIndex[id] as number;
+          if (local < 0) {
+            local = distinct;
+            distinct += 1;
+            localIndex[id] = local;
+            if (local >= this.terms.length) {
+              this.terms = grownUint32(this.terms, local + 1);
+              this.weights = grownUint32(this.weights, local + 1);
+            }
+            this.terms[local] = id;
+            this.weights[local] = 0;
+          }
+          this.weights[local] = (this.weights[local] as number) + weight;
+          this.sequence[count] = local;
+          count += 1;
+        }
+      });
+      columnLengths[column] = count - columnStart;
+    }
+    for (let i = 0; i < distinct; i += 1) this.localIndex[this.terms[i] as number] = -1;
+
+    const header = new VarintWriter(16 + checkpoints.length);
+    for (const length of columnLengths) header.push(length);
+    header.push(checkpointCount);
+    header.bytes.set(checkpoints.bytes.subarray(0, checkpoints.length), header.length);
+    header.length += checkpoints.length;
+    // One buffer: the 4-byte arrays first (aligned), then the sequence, then the header bytes.
+    const wide = distinct > 0xffff + 1;
+    const termBytes = distinct * 4;
+    const sequenceBytes = count * (wide ? 4 : 2);
+    const buffer = new ArrayBuffer(termBytes * 2 + sequenceBytes + header.length);
+    const terms = new Uint32Array(buffer, 0, distinct);
+    terms.set(this.terms.subarray(0, distinct));
+    const weights = new Uint32Array(buffer, termBytes, distinct);
+    weights.set(this.weights.subarray(0, distinct));
+    const sequence = wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count);
+    sequence.set(this.sequence.subarray(0, count));
+    const headerView = new Uint8Array(buffer, termBytes * 2 + sequenceBytes, header.length);
+    headerView.set(header.bytes.subarray(0, header.length));
+    return { header: headerView, terms, weights, sequence };
+  }
+
+  /** A published guide's search document, without the vocabulary (to send to another thread). */
+  searchDocData(guide: GuideRecord): SearchDocData {
+    return {
+      card: searchCardJson(guide),
+      head: headOf(guide.plainText),
+      publishedMs: Date.parse(guide.publishedAt as string),
+      terms: this.analyze(guide.title, guide.summary, guide.tags, guide.plainText),
+    };
+  }
+
+  /** A published guide's search document. */
+  searchDoc(guide: GuideRecord): SearchDoc {
+    return { ...this.searchDocData(guide), vocabulary: this.vocabulary };
+  }
+}
+
+function grownUint32(array: Uint32Array, atLeast: number): Uint32Array<ArrayBuffer> {
+  const grown = new Uint32Array(Math.max(array.length * 2, atLeast));
+  grown.set(array);
+  return grown;
+}
+
+/** A published guide to index, with its row id. */
+export interface IndexedDoc extends SearchDoc {
+  guideId: number;
+}
+
+/**
+ * Writes the index from guides given in list order (publishedAt desc, slug asc): deletes the old
+ * index at once, writes each guide's document as it is added, and the posting lists, prefixes and
+ * statistics at `finish`. Use inside the transaction that changed the guides, so readers see the
+ * old index with the old guides or the new with the new.
+ *
+ * Token ids are numbered in order of first appearance in list order, whichever analyzers read
+ * the guides, so the index is the same however the guides were read.
+ */
+export class SearchIndexBuilder {
+  private readonly insertDoc: Statement;
+  private readonly insertPostings: Statement;
+  private readonly insertMeta: Statement;
+  private readonly termIds = new Map<string, number>();
+  private readonly terms: string[] = [];
+  private readonly postings: VarintWriter[] = [];
+  private lastDocno = new Int32Array(1024).fill(-1);
+  private docFrequency = new Int32Array(1024);
+  /** Per analyzer vocabulary: its ids → the index's ids (-1 until met). */
+  private readonly translations = new Map<readonly string[], Int32Array>();
+  private ids = new Int32Array(1024);
+  private bytes = new Uint8Array(16_384);
+  private readonly guideIds: number[] = [];
+  private readonly publishedMs: number[] = [];
+  private readonly lengths: number[] = [];
+  private totalTokens = 0;
+  private docno = 0;
+
+  constructor(db: Database) {
+    db.exec('DELETE FROM search_postings; DELETE FROM search_docs; DELETE FROM search_meta;');
+    this.insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card, head) VALUES (?, ?, ?, ?)');
+    this.insertPostings = db.prepare('INSERT INTO search_postings (id, df, data) VALUES (?, ?, ?)');
+    this.insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
+  }
+
+  private termId(token: string): number {
+    let id = this.termIds.get(token);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.termIds.set(token, id);
+      this.terms.push(token);
+      this.postings.push(new VarintWriter(8));
+      if (id >= this.lastDocno.length) {
+        const grow = (array: Int32Array, fill: number): Int32Array<ArrayBuffer> => {
+          const next = new Int32Array(array.length * 2).fill(fill);
+          next.set(array);
+          return next;
+        };
+        this.lastDocno = grow(this.lastDocno, -1);
+        this.docFrequency = grow(this.docFrequency, 0);
+      }
+    }
+    return id;
+  }
+
+  private translation(vocabulary: readonly string[]): Int32Array {
+    let translation = this.translations.get(vocabulary);
+    if (!translation || translation.length < vocabulary.length) {
+      const grown = new Int32Array(Math.max(vocabulary.length, (translation?.length ?? 512) * 2)).fill(-1);
+      if (translation) grown.set(translation);
+      translation = grown;
+      this.translations.set(vocabulary, translation);
+    }
+    return translation;
+  }
+
+  /** Adds the next guide in list order. */
+  add(doc: IndexedDoc): void {
+    const { header, terms, weights, sequence } = doc.terms;
+    const translation = this.translation(doc.vocabulary);
+    if (this.ids.length < terms.length) this.ids = new Int32Array(Math.max(terms.length, this.ids.length * 2));
+    const ids = this.ids;
+    const docno = this.docno;
+    for (let i = 0; i < terms.length; i += 1) {
+      const term = terms[i] as number;
+      let id = translation[term] as number;
+      if (id < 0) {
+        id = this.termId(doc.vocabulary[term] as string);
+        translation[term] = id;
+      }
+      ids[i] = id;
+      const writer = this.postings[id] as VarintWriter;
+      writer.push(docno - (this.lastDocno[id] as number) - 1);
+      writer.push(weights[i] as number);
+      this.lastDocno[id] = docno;
+      this.docFrequency[id] = (this.docFrequency[id] as number) + 1;
+    }
+    // Layout: 4 column lengths, checkpoint count, checkpoints, then the ids column by column, body
+    // last, so a reader can stop decoding as soon as it has seen enough of the body.
+    const capacity = header.length + sequence.length * 5;
+    if (this.bytes.length < capacity) this.bytes = new Uint8Array(Math.max(capacity, this.bytes.length * 2));
+    const bytes = this.bytes;
+    bytes.set(header);
+    let pos = header.length;
+    for (let i = 0; i < sequence.length; i += 1) {
+      let v = ids[sequence[i] as number] as number;
+      while (v >= 0x80) {
+        bytes[pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      bytes[pos++] = v;
+    }
+    // SQLite copies bound blobs, so a view of the scratch buffer will do.
+    this.insertDoc.run(docno, Buffer.from(bytes.buffer, bytes.byteOffset, pos), doc.card, doc.head);
+    this.guideIds.push(doc.guideId);
+    this.publishedMs.push(doc.publishedMs);
+    this.lengths.push(sequence.length);
+    this.totalTokens += sequence.length;
+    this.docno += 1;
+  }
+
+  /** Writes the posting lists, prefix lists and statistics. */
+  finish(): SearchStats {
+    const { terms, postings, docFrequency, insertPostings, insertMeta } = this;
+    const docCount = this.docno;
+    for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], (postings[id] as VarintWriter).toBuffer());
+    const prefixes = buildPrefixLists(terms, postings, docFrequency, docCount, (id, df, data) => insertPostings.run(terms.length + id, df, data));
+
+    const docTable = Buffer.alloc(docCount * 16);
+    for (let i = 0; i < docCount; i += 1) {
+      docTable.writeInt32LE(this.guideIds[i] as number, i * 16);
+      docTable.writeInt32LE(this.lengths[i] as number, i * 16 + 4);
+      docTable.writeDoubleLE(this.publishedMs[i] as number, i * 16 + 8);
+    }
+    const stats: SearchStats = { format: SEARCH_FORMAT_VERSION, docCount, totalTokens: this.totalTokens, termCount: terms.length, prefixCount: prefixes.length };
+    insertMeta.run('vocabulary', Buffer.from(terms.join('\n'), 'utf8'));
+    insertMeta.run('term_df', int32Buffer(docFrequency.subarray(0, terms.length)));
+    insertMeta.run('prefixes', Buffer.from(prefixes.map((p) => p.prefix).join('\n'), 'utf8'));
+    insertMeta.run('prefix_df', int32Buffer(Int32Array.from(prefixes, (p) => p.df)));
+    insertMeta.run('documents', docTable);
+    insertMeta.run('stats', Buffer.from(JSON.stringify(stats), 'utf8'));
+    return stats;
+  }
+}
+
+/**
+ * Rebuilds the whole index from the published guides in the guides table (a database whose index
+ * is missing or of another format). Imports, which have the guides in memory, use
+ * SearchIndexBuilder directly. Call inside a transaction.
+ */
+export function buildSearchIndex(db: Database): SearchStats {
+  const builder = new SearchIndexBuilder(db);
   // Read in keyset batches: better-sqlite3 cannot write while a read statement is still iterating,
   // and reading every text at once would hold the whole corpus in memory.
   const columns = `g.id, g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.updated_at, g.reading_time_minutes, g.published_ms,
@@ -181,139 +488,25 @@ export function buildSearchIndex(db: Database, published?: Iterable<IndexedGuide
     FROM guides AS g INDEXED BY guides_published_by_date WHERE g.status = 'published'
       AND (g.published_ms < ? OR (g.published_ms = ? AND g.slug > ?))
     ORDER BY g.published_ms DESC, g.slug LIMIT ?`);
-  function* publishedRows(): Generator<IndexedGuide> {
-    let batch = firstBatch.all(BATCH_ROWS);
-    while (batch.length > 0) {
-      for (const row of batch) {
-        const card: SearchCard = [row.slug, row.title, row.summary, JSON.parse(row.tags) as string[], row.language, row.published_at,
-          row.updated_at ?? row.published_at, row.reading_time_minutes];
-        yield { id: row.id, card, plainText: row.plain_text ?? '', publishedMs: row.published_ms };
-      }
-      const last = batch.at(-1) as GuideTextRow;
-      batch = batch.length < BATCH_ROWS ? [] : nextBatch.all(last.published_ms, last.published_ms, last.slug, BATCH_ROWS);
-    }
-  }
-  const insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card, head) VALUES (?, ?, ?, ?)');
-  const insertPostings = db.prepare('INSERT INTO search_postings (id, df, data) VALUES (?, ?, ?)');
-  const insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
-
-  const termIds = new Map<string, number>();
-  /** Word as written → its term ids: one lookup per word of text instead of normalizing it again. */
-  const idsOfWord = new WordTable<number[]>();
-  const terms: string[] = [];
-  const postings: VarintWriter[] = [];
-  let lastDocno: Int32Array = new Int32Array(1024);
-  let docFrequency: Int32Array = new Int32Array(1024);
-  let weightedFrequency: Int32Array = new Int32Array(1024);
-  const guideIds: number[] = [];
-  const publishedMs: number[] = [];
-  const lengths: number[] = [];
-  let totalTokens = 0;
-
-  const columnTokens: number[][] = [[], [], [], []];
-  const touched: number[] = [];
-  let docno = 0;
-
-  const termId = (token: string): number => {
-    let id = termIds.get(token);
-    if (id === undefined) {
-      id = terms.length;
-      termIds.set(token, id);
-      terms.push(token);
-      postings.push(new VarintWriter(8));
-      if (id >= lastDocno.length) {
-        const grow = (array: Int32Array, fill: number): Int32Array => {
-          const next = new Int32Array(array.length * 2).fill(fill);
-          next.set(array);
-          return next;
-        };
-        lastDocno = grow(lastDocno, -1);
-        docFrequency = grow(docFrequency, 0);
-        weightedFrequency = grow(weightedFrequency, 0);
-      }
-      lastDocno[id] = -1;
-    }
-    return id;
-  };
-
-  for (const row of published ?? publishedRows()) {
-    const texts = [row.card[1], row.card[2], row.card[3].join(' '), row.plainText];
-    const body = new VarintWriter(256);
-    const checkpoints = new VarintWriter(32);
-    let checkpointCount = 0;
-    let length = 0;
-    for (let column = 0; column < COLUMNS; column += 1) {
-      const ids = columnTokens[column] as number[];
-      ids.length = 0;
-      const weight = SQLITE_COLUMN_WEIGHTS[column] as number;
-      let nextCheckpoint = 0;
-      const text = texts[column] as string;
-      const codePointOf = codePointCounter(text);
-      forEachHashedWord(text, (start, end, hash) => {
-        let wordIds = idsOfWord.get(text, start, end, hash);
-        if (wordIds === undefined) {
-          const word = text.slice(start, end);
-          wordIds = tokensOfWord(word).map(termId);
-          idsOfWord.set(word, hash, wordIds);
-        }
-        if (wordIds.length === 0) return;
-        // A checkpoint is the first token of a word, about every CHECKPOINT_EVERY tokens.
-        if (column === COLUMNS - 1 && ids.length >= nextCheckpoint) {
-          checkpoints.push(ids.length);
-          checkpoints.push(codePointOf(start));
-          checkpointCount += 1;
-          nextCheckpoint = ids.length + CHECKPOINT_EVERY;
-        }
-        for (let i = 0; i < wordIds.length; i += 1) {
-          const id = wordIds[i] as number;
-          ids.push(id);
-          if (weightedFrequency[id] === 0) touched.push(id);
-          weightedFrequency[id] = (weightedFrequency[id] as number) + weight;
-        }
+  const analyzer = new SearchAnalyzer();
+  let batch = firstBatch.all(BATCH_ROWS);
+  while (batch.length > 0) {
+    for (const row of batch) {
+      const tags = JSON.parse(row.tags) as string[];
+      const plainText = row.plain_text ?? '';
+      builder.add({
+        guideId: row.id,
+        card: searchCardJson({ ...row, tags, publishedAt: row.published_at, updatedAt: row.updated_at, readingTimeMinutes: row.reading_time_minutes }),
+        head: headOf(plainText),
+        publishedMs: row.published_ms,
+        terms: analyzer.analyze(row.title, row.summary, tags, plainText),
+        vocabulary: analyzer.vocabulary,
       });
-      length += ids.length;
     }
-    for (const id of touched) {
-      const writer = postings[id] as VarintWriter;
-      writer.push(docno - (lastDocno[id] as number) - 1);
-      writer.push(weightedFrequency[id] as number);
-      lastDocno[id] = docno;
-      docFrequency[id] = (docFrequency[id] as number) + 1;
-      weightedFrequency[id] = 0;
-    }
-    touched.length = 0;
-    // Layout: 4 column lengths, checkpoint count, checkpoints, then the ids column by column, body
-    // last, so a reader can stop decoding as soon as it has seen enough of the body.
-    const header = new VarintWriter(16);
-    for (const ids of columnTokens) header.push(ids.length);
-    header.push(checkpointCount);
-    for (const ids of columnTokens) for (const id of ids) body.push(id);
-    const tokens = Buffer.concat([header.toBuffer(), checkpoints.toBuffer(), body.toBuffer()]);
-    insertDoc.run(docno, tokens, JSON.stringify(row.card), textParts(row.plainText.slice(0, TEXT_PART_CHARS * 2))[0] ?? '');
-    guideIds.push(row.id);
-    publishedMs.push(row.publishedMs);
-    lengths.push(length);
-    totalTokens += length;
-    docno += 1;
+    const last = batch.at(-1) as GuideTextRow;
+    batch = batch.length < BATCH_ROWS ? [] : nextBatch.all(last.published_ms, last.published_ms, last.slug, BATCH_ROWS);
   }
-
-  for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], (postings[id] as VarintWriter).toBuffer());
-  const prefixes = buildPrefixLists(terms, postings, docFrequency, docno, (id, df, data) => insertPostings.run(terms.length + id, df, data));
-
-  const docTable = Buffer.alloc(docno * 16);
-  for (let i = 0; i < docno; i += 1) {
-    docTable.writeInt32LE(guideIds[i] as number, i * 16);
-    docTable.writeInt32LE(lengths[i] as number, i * 16 + 4);
-    docTable.writeDoubleLE(publishedMs[i] as number, i * 16 + 8);
-  }
-  const stats: SearchStats = { format: SEARCH_FORMAT_VERSION, docCount: docno, totalTokens, termCount: terms.length, prefixCount: prefixes.length };
-  insertMeta.run('vocabulary', Buffer.from(terms.join('\n'), 'utf8'));
-  insertMeta.run('term_df', int32Buffer(docFrequency.subarray(0, terms.length)));
-  insertMeta.run('prefixes', Buffer.from(prefixes.map((p) => p.prefix).join('\n'), 'utf8'));
-  insertMeta.run('prefix_df', int32Buffer(Int32Array.from(prefixes, (p) => p.df)));
-  insertMeta.run('documents', docTable);
-  insertMeta.run('stats', Buffer.from(JSON.stringify(stats), 'utf8'));
-  return stats;
+  return builder.finish();
 }
 
 /**
