@@ -1,6 +1,6 @@
 /** Validate a content folder fully, then apply it to a store in one transaction. */
 import type { GuideStore, ImportSummary } from '../store/guide-store.js';
-import { loadContentFolder } from './load-content.js';
+import { ContentRejectedError, loadContentFolder, openContentFolder } from './load-content.js';
 import type { LoadOptions } from './load-content.js';
 import type { ContentProblem } from './problems.js';
 
@@ -12,6 +12,21 @@ export interface ImportResult {
 }
 
 export async function importContentFolder(store: GuideStore, dir: string, options: LoadOptions = {}): Promise<ImportResult> {
+  if (store.importStream) {
+    // Guides are written as they are read, in one transaction that a problem anywhere rolls back.
+    const folder = await openContentFolder(dir, { ...options, prepareSearch: store.dialect === 'sqlite' });
+    const { product, resources, guideFileCount } = folder;
+    try {
+      if (product && folder.problems.length === 0) {
+        const summary = await store.importStream({ product, resources, guides: folder.guides() });
+        return { summary, problems: [], guideFileCount };
+      }
+      for await (const guide of folder.guides()) void guide;
+    } catch (error) {
+      if (!(error instanceof ContentRejectedError)) throw error;
+    }
+    return { problems: folder.problems, guideFileCount };
+  }
   const loaded = await loadContentFolder(dir, options);
   if (!loaded.content) return { problems: loaded.problems, guideFileCount: loaded.guideFileCount };
   const summary = await store.importContent(loaded.content);

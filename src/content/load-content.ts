@@ -7,7 +7,9 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { ContentSet, GuideRecord, ProductInfo, ResourceLink } from '../guides/guide.js';
 import { FieldReader, isRecord } from './fields.js';
-import { parseGuideFile } from './parse-guide-file.js';
+import type { PreparedGuide } from '../store/guide-store.js';
+import { readGuideFiles } from './guide-files.js';
+import type { ReadGuideFilesOptions } from './guide-files.js';
 import type { ContentProblem } from './problems.js';
 
 export interface LoadedContent {
@@ -20,6 +22,8 @@ export interface LoadedContent {
 export interface LoadOptions {
   /** Called after each guide file is parsed, for progress display. */
   onGuideParsed?: (done: number, total: number) => void;
+  /** Threads that read guide files (see guide-files.ts); default: one per core for a large folder, else none. */
+  workers?: number;
 }
 
 async function readYamlFile(file: string, label: string, problems: ContentProblem[], required: boolean): Promise<unknown> {
@@ -110,7 +114,35 @@ function readResources(value: unknown, problems: ContentProblem[]): ResourceLink
   return links;
 }
 
-export async function loadContentFolder(dir: string, options: LoadOptions = {}): Promise<LoadedContent> {
+/** A content folder opened for reading: product.yaml, resources.yaml and the file list are read; guides come next. */
+export interface ContentFolder {
+  product?: ProductInfo;
+  resources: ResourceLink[];
+  guideFileCount: number;
+  /** Every problem found so far: those of the YAML files and the file list, then each guide file's as it is read. */
+  problems: ContentProblem[];
+  /**
+   * Reads the guide files in name order (once). Yields each valid guide while the folder has no
+   * problem so far; after the first, reads on to find every other problem and yields nothing more.
+   * Throws ContentRejectedError at the end when there were problems.
+   */
+  guides(): AsyncGenerator<PreparedGuide>;
+}
+
+/** The folder has problems (every one of them, in the order found): nothing may be imported. */
+export class ContentRejectedError extends Error {
+  override readonly name = 'ContentRejectedError';
+  readonly problems: ContentProblem[];
+
+  constructor(problems: ContentProblem[]) {
+    super(`the content folder has ${problems.length} problem(s)`);
+    this.problems = problems;
+  }
+}
+
+export interface OpenOptions extends LoadOptions, ReadGuideFilesOptions {}
+
+export async function openContentFolder(dir: string, options: OpenOptions = {}): Promise<ContentFolder> {
   const problems: ContentProblem[] = [];
   const product = readProduct(await readYamlFile(path.join(dir, 'product.yaml'), 'product.yaml', problems, true), problems);
   const resources = readResources(await readYamlFile(path.join(dir, 'resources.yaml'), 'resources.yaml', problems, false), problems);
@@ -125,30 +157,37 @@ export async function loadContentFolder(dir: string, options: LoadOptions = {}):
     problems.push({ file: 'guides/', message: 'is missing or unreadable: put one Markdown file per guide in it' });
   }
 
-  const guides: GuideRecord[] = [];
-  const fileBySlug = new Map<string, string>();
-  let done = 0;
-  for (const name of fileNames) {
-    const label = `guides/${name}`;
-    let source: string;
-    try {
-      source = await readFile(path.join(dir, 'guides', name), 'utf8');
-    } catch {
-      problems.push({ file: label, message: 'is unreadable' });
-      continue;
-    }
-    const parsed = parseGuideFile(label, name.slice(0, -'.md'.length), source);
-    problems.push(...parsed.problems);
-    if (parsed.guide) {
-      const earlier = fileBySlug.get(parsed.guide.slug);
-      if (earlier) problems.push({ file: label, field: 'slug', message: `is already used by ${earlier}` });
-      else {
-        fileBySlug.set(parsed.guide.slug, label);
-        guides.push(parsed.guide);
+  async function* guides(): AsyncGenerator<PreparedGuide> {
+    const fileBySlug = new Map<string, string>();
+    let done = 0;
+    for await (const result of readGuideFiles(dir, fileNames, options)) {
+      problems.push(...result.problems);
+      if (result.prepared) {
+        const { slug } = result.prepared.guide;
+        const earlier = fileBySlug.get(slug);
+        if (earlier) problems.push({ file: result.file, field: 'slug', message: `is already used by ${earlier}` });
+        else {
+          fileBySlug.set(slug, result.file);
+          if (problems.length === 0) yield result.prepared;
+        }
       }
+      options.onGuideParsed?.(++done, fileNames.length);
     }
-    options.onGuideParsed?.(++done, fileNames.length);
+    if (problems.length > 0) throw new ContentRejectedError(problems);
   }
-  if (problems.length > 0 || !product) return { problems, guideFileCount: fileNames.length };
-  return { content: { product, resources, guides }, problems, guideFileCount: fileNames.length };
+  return { ...(product ? { product } : {}), resources, guideFileCount: fileNames.length, problems, guides };
+}
+
+/** Reads and validates a whole folder into memory: the content when it has no problem, else every problem. */
+export async function loadContentFolder(dir: string, options: OpenOptions = {}): Promise<LoadedContent> {
+  const folder = await openContentFolder(dir, options);
+  const guides: GuideRecord[] = [];
+  try {
+    for await (const { guide } of folder.guides()) guides.push(guide);
+  } catch (error) {
+    if (!(error instanceof ContentRejectedError)) throw error;
+  }
+  const { product, resources, problems, guideFileCount } = folder;
+  if (problems.length > 0 || !product) return { problems, guideFileCount };
+  return { content: { product, resources, guides }, problems, guideFileCount };
 }

@@ -1,0 +1,170 @@
+/**
+ * Reads and validates guide files (guides/*.md), in name order: in this thread for a few files, on
+ * worker threads for many. Parsing front matter and Markdown, hashing and tokenizing a guide is
+ * CPU work of about a millisecond a file, independent of every other file, so a large folder is
+ * read by every core at once; results still come back one by one in name order, as if one thread
+ * had read them (problems, duplicate slugs and row ids come out the same).
+ *
+ * Workers read ahead of the consumer by at most READ_AHEAD_BATCHES batches of BATCH_FILES files:
+ * memory stays bounded when the consumer (the database) is slower, and the files being read are
+ * always near the consumer's position, as a single reader's would be.
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import type { GuideRecord } from '../guides/guide.js';
+import { startWorker } from '../start-worker.js';
+import { hashJson } from '../store/content-diff.js';
+import type { PreparedGuide } from '../store/guide-store.js';
+import { SearchAnalyzer } from '../store/sqlite/sqlite-search-index.js';
+import type { SearchDocData } from '../store/sqlite/sqlite-search-index.js';
+import { parseGuideFile } from './parse-guide-file.js';
+import type { ContentProblem } from './problems.js';
+
+/** One guide file read: the guide when it is valid, else its problems. */
+export interface GuideFileResult {
+  /** `guides/<name>`, as problems name it. */
+  file: string;
+  problems: ContentProblem[];
+  prepared?: PreparedGuide;
+}
+
+export interface ReadGuideFilesOptions {
+  /** Prepare each published guide's SQLite search document while reading (on the workers). */
+  prepareSearch?: boolean;
+  /** Worker threads; default: one per core for MIN_FILES_FOR_WORKERS files or more on several cores, else none. */
+  workers?: number;
+}
+
+/** What a worker sends back for a file: a search document's vocabulary stays in the worker's messages. */
+interface FileReply {
+  file: string;
+  problems: ContentProblem[];
+  guide?: GuideRecord;
+  contentHash?: string;
+  search?: SearchDocData;
+}
+
+export interface GuideWorkerData {
+  dir: string;
+  prepareSearch: boolean;
+}
+
+export interface GuideWorkerRequest {
+  batch: number;
+  names: string[];
+}
+
+export interface GuideWorkerReply {
+  batch: number;
+  results: FileReply[];
+  /** Tokens the worker's analyzer met for the first time in this batch, in id order. */
+  newTerms: string[];
+}
+
+const MIN_FILES_FOR_WORKERS = 200;
+const MAX_WORKERS = 8;
+const BATCH_FILES = 8;
+/** Batches dispatched to one worker at a time (one being read, one waiting, so it never idles). */
+const BATCHES_PER_WORKER = 2;
+/** Batches read but not yet consumed, per worker. */
+const READ_AHEAD_BATCHES = 4;
+
+/** Reads one guide file (`name` in `dir`/guides). */
+export function readGuideFile(dir: string, name: string, analyzer?: SearchAnalyzer): FileReply {
+  const file = `guides/${name}`;
+  let source: string;
+  try {
+    source = readFileSync(path.join(dir, 'guides', name), 'utf8');
+  } catch {
+    return { file, problems: [{ file, message: 'is unreadable' }] };
+  }
+  const parsed = parseGuideFile(file, name.slice(0, -'.md'.length), source);
+  const guide = parsed.guide;
+  if (!guide) return { file, problems: parsed.problems };
+  const search = analyzer && guide.status === 'published' ? analyzer.searchDocData(guide) : undefined;
+  return { file, problems: parsed.problems, guide, contentHash: hashJson(guide), ...(search ? { search } : {}) };
+}
+
+/** Reads the guide files `names` (sorted) of `dir`, yielding each result in that order. */
+export async function* readGuideFiles(dir: string, names: readonly string[], options: ReadGuideFilesOptions = {}): AsyncGenerator<GuideFileResult> {
+  const workers = options.workers ?? (names.length >= MIN_FILES_FOR_WORKERS ? Math.min(os.availableParallelism(), MAX_WORKERS) : 0);
+  if (workers < 1 || (options.workers === undefined && workers < 2)) {
+    const analyzer = options.prepareSearch ? new SearchAnalyzer() : undefined;
+    for (const name of names) yield toResult(readGuideFile(dir, name, analyzer), analyzer?.vocabulary);
+    return;
+  }
+  yield* readOnWorkers(dir, names, workers, options.prepareSearch ?? false);
+}
+
+function toResult(reply: FileReply, vocabulary?: readonly string[]): GuideFileResult {
+  const { file, problems, guide, contentHash, search } = reply;
+  if (!guide || contentHash === undefined) return { file, problems };
+  return { file, problems, prepared: { guide, contentHash, ...(search && vocabulary ? { search: { ...search, vocabulary } } : {}) } };
+}
+
+async function* readOnWorkers(dir: string, names: readonly string[], count: number, prepareSearch: boolean): AsyncGenerator<GuideFileResult> {
+  const batches: string[][] = [];
+  for (let start = 0; start < names.length; start += BATCH_FILES) batches.push(names.slice(start, start + BATCH_FILES));
+  const data: GuideWorkerData = { dir, prepareSearch };
+  const slots = Array.from({ length: count }, () => ({
+    worker: startWorker(import.meta.url, 'guide-file-worker', data) as Worker,
+    inFlight: 0,
+    /** The worker's analyzer vocabulary, as its messages tell it. */
+    vocabulary: [] as string[],
+  }));
+  const ready = new Map<number, GuideFileResult[]>();
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  let dispatched = 0;
+  let consumed = 0;
+  let finished = false;
+
+  const dispatch = (): void => {
+    for (const slot of slots) {
+      while (slot.inFlight < BATCHES_PER_WORKER && dispatched < batches.length && dispatched - consumed < READ_AHEAD_BATCHES * count) {
+        slot.worker.postMessage({ batch: dispatched, names: batches[dispatched] as string[] } satisfies GuideWorkerRequest);
+        slot.inFlight += 1;
+        dispatched += 1;
+      }
+    }
+  };
+  for (const slot of slots) {
+    slot.worker.on('message', (reply: GuideWorkerReply) => {
+      slot.inFlight -= 1;
+      for (const term of reply.newTerms) slot.vocabulary.push(term);
+      ready.set(reply.batch, reply.results.map((result) => toResult(result, slot.vocabulary)));
+      dispatch();
+      wake?.();
+    });
+    slot.worker.on('error', (error) => {
+      failure ??= new Error(`reading guide files failed: ${error.message}`, { cause: error });
+      wake?.();
+    });
+    slot.worker.on('exit', (code) => {
+      if (!finished) failure ??= new Error(`a guide-reading worker stopped (exit code ${code})`);
+      wake?.();
+    });
+  }
+
+  try {
+    dispatch();
+    for (let batch = 0; batch < batches.length; batch += 1) {
+      let results = ready.get(batch);
+      while (!results) {
+        if (failure) throw failure;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        results = ready.get(batch);
+      }
+      ready.delete(batch);
+      consumed = batch + 1;
+      dispatch();
+      yield* results;
+    }
+  } finally {
+    finished = true;
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+}
