@@ -51,24 +51,24 @@ describe('guide files read on worker threads', () => {
 
   it('import into the same database, search index included, as one thread and as importContent', async () => {
     const dir = tempDir();
-    const files = ['workers.db', 'here.db', 'memory.db'].map((name) => path.join(dir, name));
+    const files = ['workers.db', 'here.db', 'memory.db'].map((name) => path.join(dir, name)) as [string, string, string];
     const summaries = [];
     for (const [file, workers] of [[files[0], 2], [files[1], 0]] as const) {
       const store = createSqliteGuideStore(file);
       summaries.push((await importContentFolder(store, SAMPLE, { workers })).summary);
       await store.close();
     }
-    const store = createSqliteGuideStore(files[2]!);
+    const store = createSqliteGuideStore(files[2]);
     summaries.push(await store.importContent((await loadContentFolder(SAMPLE)).content!));
     await store.close();
 
     expect(summaries[0]!.created).toHaveLength(38);
     expect(summaries[1]).toEqual(summaries[0]);
     expect(summaries[2]).toEqual(summaries[0]);
-    const expected = tables(files[2]!);
+    const expected = tables(files[2]);
     expect((expected.search_docs as unknown[]).length).toBeGreaterThan(20);
-    expect(tables(files[0]!)).toEqual(expected);
-    expect(tables(files[1]!)).toEqual(expected);
+    expect(tables(files[0])).toEqual(expected);
+    expect(tables(files[1])).toEqual(expected);
   });
 
   it('change nothing when a problem turns up after guides were written', async () => {

@@ -14,7 +14,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { GuideRecord } from '../../guides/guide.js';
-import { WordTable, forEachHashedWord, tokensOfWord } from './sqlite-text.js';
+import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, tokensOfWord } from './sqlite-text.js';
 
 /** Column weights in the relevance score: title, summary, tags, body. */
 export const SQLITE_COLUMN_WEIGHTS = [10, 4, 3, 1] as const;
@@ -209,8 +209,12 @@ export class SearchAnalyzer {
   /** Token texts by id, in order of first appearance; only ever appended to. */
   readonly vocabulary: string[] = [];
   private readonly termIds = new Map<string, number>();
-  /** Word as written → its token ids: one lookup per word of text instead of normalizing it again. */
-  private readonly idsOfWord = new WordTable<number[]>();
+  /**
+   * Word as written → its token ids, so that each word of text costs one lookup instead of being
+   * normalized again: a token id, -1 for no token, or -2 - i for several (severalIds[i]).
+   */
+  private readonly words = new WordTable();
+  private readonly severalIds: number[][] = [];
   /** Per vocabulary id: its index in the current guide's distinct terms, or -1. */
   private localIndex = new Int32Array(1024).fill(-1);
   private terms = new Uint32Array(256);
@@ -233,14 +237,22 @@ export class SearchAnalyzer {
     return id;
   }
 
+  private addWord(word: string, hash: number): number {
+    const ids = tokensOfWord(word).map((token) => this.termId(token));
+    const value = ids.length === 1 ? (ids[0] as number) : ids.length === 0 ? -1 : -2 - (this.severalIds.push(ids) - 1);
+    this.words.set(word, hash, value);
+    return value;
+  }
+
   analyze(title: string, summary: string, tags: readonly string[], plainText: string): DocTerms {
     const texts = [title, summary, tags.join(' '), plainText];
     const columnLengths = [0, 0, 0, 0];
-    const checkpoints = this.checkpoints;
+    const { checkpoints, words } = this;
     checkpoints.length = 0;
     let checkpointCount = 0;
     let distinct = 0;
     let count = 0;
+    let { terms, weights, sequence } = this;
     for (let column = 0; column < COLUMNS; column += 1) {
       const weight = SQLITE_COLUMN_WEIGHTS[column] as number;
       const text = texts[column] as string;
@@ -248,14 +260,34 @@ export class SearchAnalyzer {
       const codePointOf = codePointCounter(text);
       const columnStart = count;
       let nextCheckpoint = 0;
-      forEachHashedWord(text, (start, end, hash) => {
-        let wordIds = this.idsOfWord.get(text, start, end, hash);
-        if (wordIds === undefined) {
-          const word = text.slice(start, end);
-          wordIds = tokensOfWord(word).map((token) => this.termId(token));
-          this.idsOfWord.set(word, hash, wordIds);
+      const length = text.length;
+      let index = 0;
+      // The words of the text, as forEachWord finds them, hashed as WordTable wants (inline: the
+      // loop runs for every word of every guide).
+      while (index < length) {
+        let code = text.charCodeAt(index);
+        if (code < 128 ? ASCII_WORD[code] === 0 : !isWordCode(text, index, code)) {
+          index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+          continue;
         }
-        if (wordIds.length === 0) return;
+        const start = index;
+        let hash = FNV_OFFSET;
+        while (index < length) {
+          code = text.charCodeAt(index);
+          if (code < 128) {
+            if (ASCII_WORD[code] === 0) break;
+            hash = Math.imul(hash ^ code, FNV_PRIME);
+            index += 1;
+          } else {
+            if (!isWordCode(text, index, code)) break;
+            const step = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+            for (let i = 0; i < step; i += 1) hash = Math.imul(hash ^ text.charCodeAt(index + i), FNV_PRIME);
+            index += step;
+          }
+        }
+        let value = words.get(text, start, index, hash);
+        if (value === ABSENT) value = this.addWord(text.slice(start, index), hash);
+        if (value === -1) continue;
         // A checkpoint is the first token of a word, about every CHECKPOINT_EVERY tokens.
         if (isBody && count - columnStart >= nextCheckpoint) {
           checkpoints.push(count - columnStart);
@@ -263,30 +295,35 @@ export class SearchAnalyzer {
           checkpointCount += 1;
           nextCheckpoint = count - columnStart + CHECKPOINT_EVERY;
         }
-        if (count + wordIds.length > this.sequence.length) this.sequence = grownUint32(this.sequence, count + wordIds.length);
+        const several = value >= 0 ? undefined : (this.severalIds[-value - 2] as number[]);
+        const tokenCount = several ? several.length : 1;
+        if (count + tokenCount > sequence.length) sequence = grownUint32(sequence, count + tokenCount);
         const localIndex = this.localIndex;
-        for (let i = 0; i < wordIds.length; i += 1) {
-          const id = wordIds[i] as number;
+        for (let i = 0; i < tokenCount; i += 1) {
+          const id = several ? (several[i] as number) : value;
           let local = localIndex[id] as number;
           if (local < 0) {
             local = distinct;
             distinct += 1;
             localIndex[id] = local;
-            if (local >= this.terms.length) {
-              this.terms = grownUint32(this.terms, local + 1);
-              this.weights = grownUint32(this.weights, local + 1);
+            if (local >= terms.length) {
+              terms = grownUint32(terms, local + 1);
+              weights = grownUint32(weights, local + 1);
             }
-            this.terms[local] = id;
-            this.weights[local] = 0;
+            terms[local] = id;
+            weights[local] = 0;
           }
-          this.weights[local] = (this.weights[local] as number) + weight;
-          this.sequence[count] = local;
+          weights[local] = (weights[local] as number) + weight;
+          sequence[count] = local;
           count += 1;
         }
-      });
+      }
       columnLengths[column] = count - columnStart;
     }
-    for (let i = 0; i < distinct; i += 1) this.localIndex[this.terms[i] as number] = -1;
+    this.terms = terms;
+    this.weights = weights;
+    this.sequence = sequence;
+    for (let i = 0; i < distinct; i += 1) this.localIndex[terms[i] as number] = -1;
 
     const header = new VarintWriter(16 + checkpoints.length);
     for (const length of columnLengths) header.push(length);
@@ -298,15 +335,15 @@ export class SearchAnalyzer {
     const termBytes = distinct * 4;
     const sequenceBytes = count * (wide ? 4 : 2);
     const buffer = new ArrayBuffer(termBytes * 2 + sequenceBytes + header.length);
-    const terms = new Uint32Array(buffer, 0, distinct);
-    terms.set(this.terms.subarray(0, distinct));
-    const weights = new Uint32Array(buffer, termBytes, distinct);
-    weights.set(this.weights.subarray(0, distinct));
-    const sequence = wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count);
-    sequence.set(this.sequence.subarray(0, count));
+    const termsView = new Uint32Array(buffer, 0, distinct);
+    termsView.set(terms.subarray(0, distinct));
+    const weightsView = new Uint32Array(buffer, termBytes, distinct);
+    weightsView.set(weights.subarray(0, distinct));
+    const sequenceView = wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count);
+    sequenceView.set(sequence.subarray(0, count));
     const headerView = new Uint8Array(buffer, termBytes * 2 + sequenceBytes, header.length);
     headerView.set(header.bytes.subarray(0, header.length));
-    return { header: headerView, terms, weights, sequence };
+    return { header: headerView, terms: termsView, weights: weightsView, sequence: sequenceView };
   }
 
   /** A published guide's search document, without the vocabulary (to send to another thread). */

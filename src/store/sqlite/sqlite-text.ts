@@ -11,10 +11,11 @@ const PLAIN = /^[a-z0-9]+$/;
 const MARKS = /\p{M}/gu;
 
 /** 1 for ASCII letters and digits, 0 for other ASCII; the tokenizer's hot loop reads this table. */
-const ASCII_WORD = new Uint8Array(128);
+export const ASCII_WORD = new Uint8Array(128);
 for (let code = 0; code < 128; code += 1) ASCII_WORD[code] = /[A-Za-z0-9]/.test(String.fromCharCode(code)) ? 1 : 0;
 
-function isWordCode(text: string, index: number, code: number): boolean {
+/** Whether the code unit `code` at `index` of `text` starts a word character (letter, digit or mark). */
+export function isWordCode(text: string, index: number, code: number): boolean {
   if (code < 128) return ASCII_WORD[code] === 1;
   // Surrogate pairs (such as mathematical letters) are tested as one code point.
   const codePoint = text.codePointAt(index) as number;
@@ -76,93 +77,94 @@ export function forEachWord(text: string, onWord: (start: number, end: number) =
   }
 }
 
+/** What WordTable.get answers for a word it does not hold. */
+export const ABSENT = -0x80000000;
+
 /**
- * A hash table from words (spans of a text) to values that never slices the text to look a word up:
- * the index build meets every word of every guide, and slicing plus Map lookups cost several times
- * more than scanning the characters once. Keys are compared character by character.
+ * A hash table from words to integers that never slices the text to look a word up: the index
+ * build meets every word of every guide, and slicing plus Map lookups cost several times more than
+ * scanning the characters once. Everything is in typed arrays (slots hold hash and entry, keys are
+ * copied into one character pool), so a lookup touches two or three cache lines. Keys are compared
+ * character by character; `hash` is the FNV-1a hash of the word's UTF-16 code units.
  */
-export class WordTable<V> {
+export class WordTable {
   private capacity = 1 << 16;
-  private hashes = new Int32Array(this.capacity);
-  private slots = new Int32Array(this.capacity).fill(-1);
-  private readonly keys: string[] = [];
-  private readonly values: V[] = [];
+  /** Per slot: the key's hash, then its entry + 1 (0: empty). */
+  private slots = new Int32Array(this.capacity * 2);
+  private size = 0;
+  private keyStart = new Int32Array(1024);
+  private keyLength = new Int32Array(1024);
+  private values = new Int32Array(1024);
+  private chars = new Uint16Array(1 << 16);
+  private charCount = 0;
 
-  get size(): number {
-    return this.keys.length;
-  }
-
-  /** The value of the word text[start, end) whose FNV-1a hash (see forEachHashedWord) is `hash`. */
-  get(text: string, start: number, end: number, hash: number): V | undefined {
+  /** The value of the word text[start, end), or ABSENT. */
+  get(text: string, start: number, end: number, hash: number): number {
+    const slots = this.slots;
     const mask = this.capacity - 1;
     const length = end - start;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const index = this.slots[slot] as number;
-      if (index < 0) return undefined;
-      if (this.hashes[slot] !== hash) continue;
-      const key = this.keys[index] as string;
-      if (key.length !== length) continue;
+      const entry = slots[slot * 2 + 1] as number;
+      if (entry === 0) return ABSENT;
+      if (slots[slot * 2] !== hash || this.keyLength[entry - 1] !== length) continue;
+      const chars = this.chars;
+      const from = this.keyStart[entry - 1] as number;
       let i = 0;
-      while (i < length && key.charCodeAt(i) === text.charCodeAt(start + i)) i += 1;
-      if (i === length) return this.values[index];
+      while (i < length && chars[from + i] === text.charCodeAt(start + i)) i += 1;
+      if (i === length) return this.values[entry - 1] as number;
     }
   }
 
-  set(word: string, hash: number, value: V): void {
-    if ((this.keys.length + 1) * 2 > this.capacity) this.grow();
-    this.place(this.keys.length, hash);
-    this.keys.push(word);
-    this.values.push(value);
+  set(word: string, hash: number, value: number): void {
+    const entry = this.size;
+    this.size += 1;
+    if (entry >= this.values.length) {
+      this.keyStart = grownInt32(this.keyStart);
+      this.keyLength = grownInt32(this.keyLength);
+      this.values = grownInt32(this.values);
+    }
+    if (this.charCount + word.length > this.chars.length) {
+      const grown = new Uint16Array(Math.max(this.chars.length * 2, this.charCount + word.length));
+      grown.set(this.chars);
+      this.chars = grown;
+    }
+    for (let i = 0; i < word.length; i += 1) this.chars[this.charCount + i] = word.charCodeAt(i);
+    this.keyStart[entry] = this.charCount;
+    this.keyLength[entry] = word.length;
+    this.values[entry] = value;
+    this.charCount += word.length;
+    if (this.size * 2 > this.capacity) this.grow();
+    else this.place(entry, hash);
   }
 
-  private place(index: number, hash: number): void {
+  private place(entry: number, hash: number): void {
     const mask = this.capacity - 1;
     let slot = hash & mask;
-    while ((this.slots[slot] as number) >= 0) slot = (slot + 1) & mask;
-    this.slots[slot] = index;
-    this.hashes[slot] = hash;
+    while (this.slots[slot * 2 + 1] !== 0) slot = (slot + 1) & mask;
+    this.slots[slot * 2] = hash;
+    this.slots[slot * 2 + 1] = entry + 1;
   }
 
   private grow(): void {
-    const old = { slots: this.slots, hashes: this.hashes };
+    const old = this.slots;
     this.capacity *= 2;
-    this.slots = new Int32Array(this.capacity).fill(-1);
-    this.hashes = new Int32Array(this.capacity);
-    for (let slot = 0; slot < old.slots.length; slot += 1) {
-      const index = old.slots[slot] as number;
-      if (index >= 0) this.place(index, old.hashes[slot] as number);
+    this.slots = new Int32Array(this.capacity * 2);
+    for (let slot = 0; slot < old.length; slot += 2) {
+      const entry = old[slot + 1] as number;
+      if (entry !== 0) this.place(entry - 1, old[slot] as number);
     }
   }
 }
 
-/** forEachWord, also passing the FNV-1a hash of the word's UTF-16 code units (for WordTable). */
-export function forEachHashedWord(text: string, onWord: (start: number, end: number, hash: number) => void): void {
-  const length = text.length;
-  let index = 0;
-  while (index < length) {
-    let code = text.charCodeAt(index);
-    if (code < 128 ? ASCII_WORD[code] === 0 : !isWordCode(text, index, code)) {
-      index += code >= 0xd800 && code <= 0xdbff ? 2 : 1;
-      continue;
-    }
-    const start = index;
-    let hash = 0x811c9dc5 | 0;
-    while (index < length) {
-      code = text.charCodeAt(index);
-      if (code < 128) {
-        if (ASCII_WORD[code] === 0) break;
-        hash = Math.imul(hash ^ code, 0x01000193);
-        index += 1;
-      } else {
-        if (!isWordCode(text, index, code)) break;
-        const step = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
-        for (let i = 0; i < step; i += 1) hash = Math.imul(hash ^ text.charCodeAt(index + i), 0x01000193);
-        index += step;
-      }
-    }
-    onWord(start, index, hash);
-  }
+function grownInt32(array: Int32Array): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(array.length * 2);
+  grown.set(array);
+  return grown;
 }
+
+/** FNV-1a, as WordTable's keys are hashed: start from FNV_OFFSET, then `hash = Math.imul(hash ^ codeUnit, FNV_PRIME)` per code unit. */
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_PRIME = 0x01000193;
 
 /**
  * Calls `onToken(token, start, end)` for every token of `text` from `from` (a word start), with the
