@@ -368,6 +368,111 @@ function grownUint32(array: Uint32Array, atLeast: number): Uint32Array<ArrayBuff
   return grown;
 }
 
+/** Bytes per chunk of PostingLists: one cache line. */
+const CHUNK = 64;
+/** The most bytes one append writes: two varints of up to 5 bytes. */
+const MAX_APPEND = 10;
+
+/**
+ * Every token's posting list while the index is built, appended to in docno order. Lists live in
+ * chunks of CHUNK bytes of one growing arena, linked per list, so an append touches the chunk
+ * its list ends in and a few small arrays (a growable buffer per list costs several cache misses
+ * per append, and an import appends tens of millions of times). `bytesOf` joins a list's chunks.
+ */
+class PostingLists {
+  private arena = new Uint8Array(CHUNK * 16_384);
+  private chunkCount = 0;
+  /** Per chunk: the next chunk of its list, and the bytes used (for chunks before a list's last). */
+  private chunkNext = new Int32Array(16_384);
+  private chunkUsed = new Int32Array(16_384);
+  /** Per list: its first and last chunks, the bytes used in the last, its length in bytes. */
+  private first = new Int32Array(1024);
+  private last = new Int32Array(1024);
+  private fill = new Int32Array(1024);
+  private size = new Int32Array(1024);
+  count = 0;
+
+  /** A new empty list; its id is the number of lists before it. */
+  addList(): void {
+    const id = this.count;
+    this.count += 1;
+    if (id >= this.first.length) {
+      this.first = grownInt32(this.first);
+      this.last = grownInt32(this.last);
+      this.fill = grownInt32(this.fill);
+      this.size = grownInt32(this.size);
+    }
+    const chunk = this.newChunk();
+    this.first[id] = chunk;
+    this.last[id] = chunk;
+    this.fill[id] = 0;
+    this.size[id] = 0;
+  }
+
+  private newChunk(): number {
+    const chunk = this.chunkCount;
+    this.chunkCount += 1;
+    if (chunk >= this.chunkNext.length) {
+      this.chunkNext = grownInt32(this.chunkNext);
+      this.chunkUsed = grownInt32(this.chunkUsed);
+      const arena = new Uint8Array(this.chunkNext.length * CHUNK);
+      arena.set(this.arena);
+      this.arena = arena;
+    }
+    return chunk;
+  }
+
+  /** Appends two varints to list `id`: a posting's docno delta and weighted frequency. */
+  append(id: number, delta: number, frequency: number): void {
+    let chunk = this.last[id] as number;
+    let fill = this.fill[id] as number;
+    if (fill + MAX_APPEND > CHUNK) {
+      const next = this.newChunk();
+      this.chunkUsed[chunk] = fill;
+      this.chunkNext[chunk] = next;
+      this.last[id] = next;
+      chunk = next;
+      fill = 0;
+    }
+    const arena = this.arena;
+    const start = chunk * CHUNK + fill;
+    let pos = start;
+    let v = delta;
+    while (v >= 0x80) {
+      arena[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    arena[pos++] = v;
+    v = frequency;
+    while (v >= 0x80) {
+      arena[pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    arena[pos++] = v;
+    this.fill[id] = fill + pos - start;
+    this.size[id] = (this.size[id] as number) + pos - start;
+  }
+
+  /** List `id` as one buffer. */
+  bytesOf(id: number): Buffer {
+    const out = Buffer.allocUnsafe(this.size[id] as number);
+    let written = 0;
+    const last = this.last[id] as number;
+    for (let chunk = this.first[id] as number; ; chunk = this.chunkNext[chunk] as number) {
+      const used = chunk === last ? (this.fill[id] as number) : (this.chunkUsed[chunk] as number);
+      out.set(this.arena.subarray(chunk * CHUNK, chunk * CHUNK + used), written);
+      written += used;
+      if (chunk === last) return out;
+    }
+  }
+}
+
+function grownInt32(array: Int32Array): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(array.length * 2);
+  grown.set(array);
+  return grown;
+}
+
 /** A published guide to index, with its row id. */
 export interface IndexedDoc extends SearchDoc {
   guideId: number;
@@ -388,7 +493,7 @@ export class SearchIndexBuilder {
   private readonly insertMeta: Statement;
   private readonly termIds = new Map<string, number>();
   private readonly terms: string[] = [];
-  private readonly postings: VarintWriter[] = [];
+  private readonly postings = new PostingLists();
   private lastDocno = new Int32Array(1024).fill(-1);
   private docFrequency = new Int32Array(1024);
   /** Per analyzer vocabulary: its ids → the index's ids (-1 until met). */
@@ -414,7 +519,7 @@ export class SearchIndexBuilder {
       id = this.terms.length;
       this.termIds.set(token, id);
       this.terms.push(token);
-      this.postings.push(new VarintWriter(8));
+      this.postings.addList();
       if (id >= this.lastDocno.length) {
         const grow = (array: Int32Array, fill: number): Int32Array<ArrayBuffer> => {
           const next = new Int32Array(array.length * 2).fill(fill);
@@ -454,9 +559,7 @@ export class SearchIndexBuilder {
         translation[term] = id;
       }
       ids[i] = id;
-      const writer = this.postings[id] as VarintWriter;
-      writer.push(docno - (this.lastDocno[id] as number) - 1);
-      writer.push(weights[i] as number);
+      this.postings.append(id, docno - (this.lastDocno[id] as number) - 1, weights[i] as number);
       this.lastDocno[id] = docno;
       this.docFrequency[id] = (this.docFrequency[id] as number) + 1;
     }
@@ -488,8 +591,9 @@ export class SearchIndexBuilder {
   finish(): SearchStats {
     const { terms, postings, docFrequency, insertPostings, insertMeta } = this;
     const docCount = this.docno;
-    for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], (postings[id] as VarintWriter).toBuffer());
-    const prefixes = buildPrefixLists(terms, postings, docFrequency, docCount, (id, df, data) => insertPostings.run(terms.length + id, df, data));
+    const lists = terms.map((_, id) => postings.bytesOf(id));
+    for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], lists[id]);
+    const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) => insertPostings.run(terms.length + id, df, data));
 
     const docTable = Buffer.alloc(docCount * 16);
     for (let i = 0; i < docCount; i += 1) {
@@ -552,7 +656,7 @@ export function buildSearchIndex(db: Database): SearchStats {
  * PREFIX_MAX_POSTINGS postings: below both, merging at query time is cheaper than storing.
  */
 function buildPrefixLists(
-  terms: readonly string[], postings: readonly VarintWriter[], docFrequency: Int32Array, docCount: number,
+  terms: readonly string[], postings: readonly Uint8Array[], docFrequency: Int32Array, docCount: number,
   write: (prefixId: number, df: number, data: Buffer) => void,
 ): { prefix: string; df: number }[] {
   const order = terms.map((_, id) => id).sort((a, b) => {
@@ -581,14 +685,23 @@ function buildPrefixLists(
       from = to;
     }
   }
+  // Longest prefixes first: a prefix then merges the lists of the longer qualifying prefixes in its
+  // range, already merged (at most one posting per guide), instead of all their tokens' lists.
+  // Ranges of prefixes are nested or disjoint; coverEnd[i] is the end of the widest range built so
+  // far that starts at position i of `order` (0: none), coverOf[i] its index in `qualifying`.
+  const merged: Buffer[] = new Array<Buffer>(qualifying.length);
+  const mergedDf = new Int32Array(qualifying.length);
+  const coverEnd = new Int32Array(order.length);
+  const coverOf = new Int32Array(order.length);
+  const byLength = qualifying.map((_, index) => index).sort((a, b) =>
+    (qualifying[b] as { prefix: string }).prefix.length - (qualifying[a] as { prefix: string }).prefix.length || a - b);
   const sums = new Int32Array(docCount);
   const touched = new Int32Array(docCount);
-  const written: { prefix: string; df: number }[] = [];
-  for (const { prefix, from, to } of qualifying) {
+  for (const index of byLength) {
+    const { from, to } = qualifying[index] as { from: number; to: number };
     let count = 0;
-    for (let i = from; i < to; i += 1) {
-      const writer = postings[order[i] as number] as VarintWriter;
-      const reader = new VarintReader(writer.bytes.subarray(0, writer.length));
+    const add = (list: Uint8Array): void => {
+      const reader = new VarintReader(list);
       let doc = -1;
       while (!reader.done) {
         doc += reader.next() + 1;
@@ -596,7 +709,19 @@ function buildPrefixLists(
         if (sums[doc] === 0) touched[count++] = doc;
         sums[doc] = (sums[doc] as number) + f;
       }
+    };
+    for (let i = from; i < to;) {
+      const end = coverEnd[i] as number;
+      if (end > 0) {
+        add(merged[coverOf[i] as number] as Buffer);
+        i = end;
+      } else {
+        add(postings[order[i] as number] as Uint8Array);
+        i += 1;
+      }
     }
+    coverEnd[from] = to;
+    coverOf[from] = index;
     const out = new VarintWriter(count * 2 + 8);
     let last = -1;
     const emit = (doc: number): void => {
@@ -611,8 +736,13 @@ function buildPrefixLists(
     } else {
       for (const doc of touched.subarray(0, count).sort()) emit(doc);
     }
-    write(written.length, count, out.toBuffer());
-    written.push({ prefix, df: count });
+    merged[index] = out.toBuffer();
+    mergedDf[index] = count;
   }
+  const written: { prefix: string; df: number }[] = [];
+  qualifying.forEach(({ prefix }, index) => {
+    write(index, mergedDf[index] as number, merged[index] as Buffer);
+    written.push({ prefix, df: mergedDf[index] as number });
+  });
   return written;
 }
