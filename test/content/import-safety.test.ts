@@ -271,6 +271,38 @@ describe('an import that fails half-way changes nothing', () => {
     expect(next.stdout).toContain('2 created');
   });
 
+  it('leaves a new SQLite database empty and intact when its first import is killed with SIGKILL while applying', async () => {
+    const emptyDb = path.join(tempDir(), 'empty.db');
+    const empty = await checksumOf(() => createSqliteGuideStore(emptyDb));
+    const db = path.join(tempDir(), 'g.db');
+    const url = `sqlite:${db}`;
+    const running = startImport(readingFolder, url);
+    let ended = false;
+    void running.done.then(() => (ended = true));
+    // A first import writes through a rollback journal, not the log: kill it once the journal exists
+    // and the database file has grown by a megabyte (pages written in place, the risky moment).
+    const size = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? -1;
+    const migrated = await waitFor(() => (size(`${db}-journal`) >= 0 ? size(db) : undefined), () => ended, 'the import open its rollback journal');
+    await waitFor(() => (size(`${db}-journal`) >= 0 && size(db) > migrated + 1_000_000 ? true : undefined), () => ended, 'the import write pages into the database file');
+    process.kill(running.pid, 'SIGKILL');
+    const result = await running.done;
+    expect(result.signal).toBe('SIGKILL');
+
+    // The next connection rolls the journal back: the database is as the migration left it.
+    expect(await checksumOf(() => createSqliteGuideStore(db, { fileMustExist: true }))).toEqual(empty);
+    const raw = openSqliteDatabase(db, { fileMustExist: true, readonly: true });
+    try {
+      expect(raw.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');
+      expect(raw.prepare('SELECT count(*) FROM guides').pluck().get()).toBe(0);
+      expect(raw.prepare('PRAGMA journal_mode').pluck().get()).toBe('wal');
+    } finally {
+      raw.close();
+    }
+    const next = await runImport(TINY, url);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain('2 created');
+  });
+
   it.runIf(hasPostgres)('keeps the PostgreSQL database exactly as before when the import is killed with SIGKILL while applying', async () => {
     const database = await createTestDatabase();
     const admin = new pg.Client({ connectionString: database.url });

@@ -56,6 +56,8 @@ function toDetail(row: DetailRow): GuideDetailData {
   });
 }
 
+const BUSY_TIMEOUT_MS = 5000;
+
 export interface SqliteStoreOptions {
   /** Refuse to create the file (serving an existing database); default false. */
   fileMustExist?: boolean;
@@ -66,7 +68,7 @@ export interface SqliteStoreOptions {
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
   if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = openSqliteDatabase(file, { fileMustExist: options.fileMustExist ?? false });
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
+  db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
 
   function migrateNow(): void {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
@@ -120,6 +122,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
+    journalDelete: db.prepare<[], { journal_mode: string }>('PRAGMA journal_mode = DELETE'),
+    journalWal: db.prepare<[], { journal_mode: string }>('PRAGMA journal_mode = WAL'),
   };
 
   const readMeta = (key: string): string | undefined => statements.meta.get(key)?.value;
@@ -191,12 +195,50 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   });
 
   /**
+   * The first import into a database without guides (the largest kind: a whole folder at once)
+   * writes through a rollback journal instead of the write-ahead log. In WAL mode every page is
+   * written twice, to the log and then, at the checkpoint that follows the commit, to the database
+   * (at 100k guides: 2.3 GB twice, the checkpoint alone ~15 s); with a rollback journal, pages
+   * added to the file are written once and nothing is journaled for them, since undoing them is
+   * cutting the file back. The transaction is as atomic (a killed import leaves a journal that the
+   * next connection rolls back, to the empty database) and, with synchronous = FULL, as durable.
+   * Leaving WAL mode needs the only connection to the file: with any other (a server), this
+   * answers false at once and the import goes through the log as usual. Readers that open the file
+   * meanwhile wait for the commit, as they would for a checkpoint.
+   */
+  function leaveLogForFirstImport(): boolean {
+    if (statements.anyGuide.get() !== undefined) return false;
+    db.exec('PRAGMA busy_timeout = 0');
+    try {
+      if (statements.journalDelete.get()?.journal_mode !== 'delete') return false;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') return false;
+      throw error;
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+    db.exec('PRAGMA synchronous = FULL');
+    return true;
+  }
+
+  /** Back to WAL after an import through a rollback journal (if another connection came meanwhile, the next store to open the file does it). */
+  function returnToLog(): void {
+    db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      statements.journalWal.get();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    }
+  }
+
+  /**
    * The transaction spans awaits (guides arrive as they are read), so BEGIN and COMMIT are by hand.
    * A stream that throws (a problem found in the folder), or any failure, rolls everything back.
    */
   async function applyImportStream(content: ContentStream): Promise<ImportSummary> {
-    statements.begin.run();
+    const withoutLog = leaveLogForFirstImport();
     try {
+      statements.begin.run();
       const session = startImport();
       for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search);
       const summary = session.finish(content.product, content.resources);
@@ -206,6 +248,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       if (db.inTransaction) statements.rollback.run();
       if (isUnavailableError(error, db)) throw new StoreUnavailableError('the SQLite database cannot be written', { cause: error });
       throw error;
+    } finally {
+      if (withoutLog) returnToLog();
     }
   }
 
