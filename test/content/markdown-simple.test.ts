@@ -66,3 +66,15 @@ describe('simple Markdown fast path', () => {
     expect(read).toBeGreaterThanOrEqual(60);
   });
 });
+
+describe('word count', () => {
+  it('counts the words of ASCII text as the word regex matches them, and of other text too', () => {
+    const asciiText = fc.string({ unit: fc.constantFrom('a', 'Z', '7', "'", '-', ' ', '.', ',', '\n', '*', '_', '#'), maxLength: 60 });
+    fc.assert(fc.property(fc.oneof(asciiText, fc.string({ maxLength: 40 })), (markdown) => {
+      const facts = analyzeMarkdown(markdown);
+      // eslint-disable-next-line no-control-regex -- the test is for anything outside ASCII
+      const words = /[^\u0000-\u007f]/.test(facts.plainText) ? /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu : /[A-Za-z0-9][A-Za-z0-9'-]*/g;
+      expect(facts.wordCount).toBe(facts.plainText.match(words)?.length ?? 0);
+    }), { numRuns: 3000, seed: 20261122 });
+  });
+});
