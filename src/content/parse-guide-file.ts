@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { GUIDE_STATUSES, SLUG_MAX_LENGTH, formatTimestamp, isValidSlug } from '../guides/guide.js';
 import type { Author, GuideRecord, GuideStatus } from '../guides/guide.js';
 import { FieldReader, isRecord } from './fields.js';
+import { simpleFrontMatter } from './front-matter.js';
 import { analyzeMarkdown } from './markdown.js';
 import type { ContentProblem } from './problems.js';
 
@@ -76,14 +77,19 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   const fields = new FieldReader(file, problems);
   let data: unknown;
   let body: string;
-  try {
-    // A fresh options object per call keeps gray-matter from serving a cached parse of equal text.
-    const parsed = matter(source, { engines: { yaml: (text: string) => parseYaml(text) as object } });
-    data = parsed.data;
-    body = parsed.content;
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : 'unreadable';
-    return { problems: [{ file, field: 'front matter', message: `is not valid YAML: ${reason}` }] };
+  const simple = simpleFrontMatter(source, FRONT_MATTER_FIELDS);
+  if (simple) {
+    ({ data, body } = simple);
+  } else {
+    try {
+      // A fresh options object per call keeps gray-matter from serving a cached parse of equal text.
+      const parsed = matter(source, { engines: { yaml: (text: string) => parseYaml(text) as object } });
+      data = parsed.data;
+      body = parsed.content;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.split('\n')[0] : 'unreadable';
+      return { problems: [{ file, field: 'front matter', message: `is not valid YAML: ${reason}` }] };
+    }
   }
   if (!source.trimStart().startsWith('---') || !isRecord(data) || Object.keys(data).length === 0) {
     return { problems: [{ file, field: 'front matter', message: 'is missing: start the file with a --- YAML block ---' }] };
