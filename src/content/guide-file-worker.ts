@@ -1,19 +1,19 @@
 /**
- * A worker thread of guide-files.ts: reads, validates and prepares batches of guide files. Its
+ * A worker thread of guide-files.ts: validates and prepares batches of guide files. Its
  * search analyzer keeps one vocabulary for all its batches; each reply carries the tokens first met
  * in it, so the main thread knows what every token id of this worker means.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SearchAnalyzer } from '../store/sqlite/sqlite-search-index.js';
-import { readGuideFile } from './guide-files.js';
+import { prepareGuideFile } from './guide-files.js';
 import type { GuideWorkerData, GuideWorkerReply, GuideWorkerRequest } from './guide-files.js';
 
-const { dir, prepareSearch } = workerData as GuideWorkerData;
+const { prepareSearch } = workerData as GuideWorkerData;
 const analyzer = prepareSearch ? new SearchAnalyzer() : undefined;
 let termsSent = 0;
 
 parentPort?.on('message', (request: GuideWorkerRequest) => {
-  const results = request.names.map((name) => readGuideFile(dir, name, analyzer));
+  const results = request.files.map(({ name, source }) => prepareGuideFile(name, source, analyzer));
   const newTerms = analyzer ? analyzer.vocabulary.slice(termsSent) : [];
   termsSent += newTerms.length;
   // Each search document's arrays share one buffer: hand it over instead of copying it.

@@ -2,12 +2,15 @@
  * Reads and validates guide files (guides/*.md), in name order: in this thread for a few files, on
  * worker threads for many. Parsing front matter and Markdown, hashing and tokenizing a guide is
  * CPU work of about a millisecond a file, independent of every other file, so a large folder is
- * read by every core at once; results still come back one by one in name order, as if one thread
- * had read them (problems, duplicate slugs and row ids come out the same).
+ * parsed by every core at once; results still come back one by one in name order, as if one
+ * thread had read them (problems, duplicate slugs and row ids come out the same).
  *
- * Workers read ahead of the consumer by at most READ_AHEAD_BATCHES batches of BATCH_FILES files:
- * memory stays bounded when the consumer (the database) is slower, and the files being read are
- * always near the consumer's position, as a single reader's would be.
+ * This thread reads the files (synchronously: the threads wait for it much less than it waits for
+ * the disk) and hands them to the workers in batches of BATCH_FILES, so a worker never waits for a
+ * file that is not in the page cache (a cold read costs more than parsing a guide here, and async
+ * reads cost several thread hops each). Workers are at most READ_AHEAD_BATCHES batches ahead of the
+ * consumer: memory stays bounded when the consumer (the database) is slower, and the files being
+ * read are always near the consumer's position, as a single reader's would be.
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -47,13 +50,13 @@ interface FileReply {
 }
 
 export interface GuideWorkerData {
-  dir: string;
   prepareSearch: boolean;
 }
 
 export interface GuideWorkerRequest {
   batch: number;
-  names: string[];
+  /** Each file's name and text (none when it could not be read). */
+  files: { name: string; source?: string }[];
 }
 
 export interface GuideWorkerReply {
@@ -71,15 +74,19 @@ const BATCHES_PER_WORKER = 2;
 /** Batches read but not yet consumed, per worker. */
 const READ_AHEAD_BATCHES = 4;
 
-/** Reads one guide file (`name` in `dir`/guides). */
-export function readGuideFile(dir: string, name: string, analyzer?: SearchAnalyzer): FileReply {
-  const file = `guides/${name}`;
-  let source: string;
+/** The text of guide file `name` in `dir`/guides, or undefined when it cannot be read. */
+export function readGuideSource(dir: string, name: string): string | undefined {
   try {
-    source = readFileSync(path.join(dir, 'guides', name), 'utf8');
+    return readFileSync(path.join(dir, 'guides', name), 'utf8');
   } catch {
-    return { file, problems: [{ file, message: 'is unreadable' }] };
+    return undefined;
   }
+}
+
+/** Validates and prepares one guide file (`source` undefined: it could not be read). */
+export function prepareGuideFile(name: string, source: string | undefined, analyzer?: SearchAnalyzer): FileReply {
+  const file = `guides/${name}`;
+  if (source === undefined) return { file, problems: [{ file, message: 'is unreadable' }] };
   const parsed = parseGuideFile(file, name.slice(0, -'.md'.length), source);
   const guide = parsed.guide;
   if (!guide) return { file, problems: parsed.problems };
@@ -92,7 +99,7 @@ export async function* readGuideFiles(dir: string, names: readonly string[], opt
   const workers = options.workers ?? (names.length >= MIN_FILES_FOR_WORKERS ? Math.min(os.availableParallelism(), MAX_WORKERS) : 0);
   if (workers < 1 || (options.workers === undefined && workers < 2)) {
     const analyzer = options.prepareSearch ? new SearchAnalyzer() : undefined;
-    for (const name of names) yield toResult(readGuideFile(dir, name, analyzer), analyzer?.vocabulary);
+    for (const name of names) yield toResult(prepareGuideFile(name, readGuideSource(dir, name), analyzer), analyzer?.vocabulary);
     return;
   }
   yield* readOnWorkers(dir, names, workers, options.prepareSearch ?? false);
@@ -107,7 +114,7 @@ function toResult(reply: FileReply, vocabulary?: readonly string[]): GuideFileRe
 async function* readOnWorkers(dir: string, names: readonly string[], count: number, prepareSearch: boolean): AsyncGenerator<GuideFileResult> {
   const batches: string[][] = [];
   for (let start = 0; start < names.length; start += BATCH_FILES) batches.push(names.slice(start, start + BATCH_FILES));
-  const data: GuideWorkerData = { dir, prepareSearch };
+  const data: GuideWorkerData = { prepareSearch };
   const slots = Array.from({ length: count }, () => ({
     worker: startWorker(import.meta.url, 'guide-file-worker', data) as Worker,
     inFlight: 0,
@@ -124,7 +131,11 @@ async function* readOnWorkers(dir: string, names: readonly string[], count: numb
   const dispatch = (): void => {
     for (const slot of slots) {
       while (slot.inFlight < BATCHES_PER_WORKER && dispatched < batches.length && dispatched - consumed < READ_AHEAD_BATCHES * count) {
-        slot.worker.postMessage({ batch: dispatched, names: batches[dispatched] as string[] } satisfies GuideWorkerRequest);
+        const files = (batches[dispatched] as string[]).map((name) => {
+          const source = readGuideSource(dir, name);
+          return source === undefined ? { name } : { name, source };
+        });
+        slot.worker.postMessage({ batch: dispatched, files } satisfies GuideWorkerRequest);
         slot.inFlight += 1;
         dispatched += 1;
       }

@@ -19,6 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
 import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
+import { IMPORT_LOCK, LOCK_CLASS } from '../../src/store/postgres/postgres-schema.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
@@ -244,14 +245,13 @@ describe('an import that fails half-way changes nothing', () => {
     const running = startImport(content, url);
     let ended = false;
     void running.done.then(() => (ended = true));
-    // Migration takes the write lock briefly before validation; the apply transaction takes it after.
-    catchReading(running.pid, path.join(content, 'guides'), '~');
-    await waitFor(() => (holdsSqliteWriteLock(running.pid, db) ? true : undefined), () => ended, 'the import open its write transaction');
-    // Let it apply for a while, but kill before its commit starts writing the log.
+    // Migration takes the write lock briefly (and writes nothing: the database is up to date); the
+    // import's transaction holds it while it reads the folder and writes each guide, which grows
+    // the log. Kill it then, with guides written and the commit still to come.
     const walSize = (): number => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-    const walAtBegin = walSize();
-    const lockedAt = Date.now();
-    while (Date.now() - lockedAt < 100 && walSize() === walAtBegin) await new Promise((resolve) => setTimeout(resolve, 2));
+    const walAtStart = walSize();
+    await waitFor(() => (holdsSqliteWriteLock(running.pid, db) && walSize() > walAtStart ? true : undefined), () => ended,
+      'the import write guides in its transaction');
     process.kill(running.pid, 'SIGKILL');
     const result = await running.done;
     expect(result.signal).toBe('SIGKILL');
@@ -314,13 +314,13 @@ describe('an import that fails half-way changes nothing', () => {
       const running = startImport(applyingFolder, database.url);
       let ended = false;
       void running.done.then(() => (ended = true));
-      // The apply transaction is open on the server once a backend of ours holds one and has written in it
-      // (after validation: migration, before it, may write too).
-      catchReading(running.pid, path.join(applyingFolder, 'guides'), '~');
+      // The apply transaction is open on the server once a backend of ours holds the import's advisory
+      // lock (migration, which may write too, holds another) and has written in it.
       await waitFor(async () => {
         const { rows } = await admin.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL`);
+          `SELECT count(*)::int AS n FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
+              AND a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL`, [LOCK_CLASS, IMPORT_LOCK]);
         return rows[0]!.n > 0 ? true : undefined;
       }, () => ended, 'the import transaction open on the server');
       process.kill(running.pid, 'SIGKILL');
