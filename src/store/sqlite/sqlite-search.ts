@@ -14,6 +14,7 @@ import type { GuideStore, Page } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
+import { RingCache } from './ring-cache.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
 
@@ -21,7 +22,7 @@ export type SearchPageOptions = Parameters<GuideStore['searchPublishedGuides']>[
 
 /** Tokens around the best passage in a snippet (as FTS5's snippet() with 24 tokens). */
 const SNIPPET_TOKENS = 24;
-/** Posting lists kept decoded-ready in memory, by total bytes (the common terms' lists). */
+/** Posting lists kept in memory as read, by total bytes (the common terms' lists); see ring-cache.ts. */
 const POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
 /**
  * Lists of at least this many documents (common words, and prefixes merged at query time) are also
@@ -269,6 +270,8 @@ export interface SqliteSearchOptions {
   impactMinDf?: number;
   /** Bytes of decoded impacts kept (default IMPACT_CACHE_BYTES). */
   impactCacheBytes?: number;
+  /** Bytes of posting lists kept as read (default POSTINGS_CACHE_BYTES). */
+  postingsCacheBytes?: number;
 }
 
 export function createSqliteSearch(db: Database, options: SqliteSearchOptions = {}): SqliteSearch {
@@ -287,10 +290,9 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
   };
 
   let state: IndexState | undefined;
-  const postingsCache = new Map<number, Buffer>();
-  let cachedBytes = 0;
-  const impactCache = new Map<number | string, Source & { kind: 'impacts' }>();
-  let impactBytes = 0;
+  // Both caches hold views into one buffer each, overwritten oldest first (see ring-cache.ts).
+  const postingsCache = new RingCache<number, Uint8Array>(options.postingsCacheBytes ?? POSTINGS_CACHE_BYTES, 8);
+  const impactCache = new RingCache<number | string, Source & { kind: 'impacts' }>(impactCacheBytes, 8);
 
   function load(contentVersion: string): IndexState {
     const statsBlob = statements.meta.get('stats');
@@ -320,9 +322,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       publishedMs[docno] = documents.readDoubleLE(docno * 16 + 8);
     }
     postingsCache.clear();
-    cachedBytes = 0;
     impactCache.clear();
-    impactBytes = 0;
     return {
       contentVersion, docCount, terms, sortedTermIds, termDf, prefixes, guideIds, publishedMs, lengthNorm,
       candidates: new Int32Array(docCount),
@@ -344,22 +344,16 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     return state;
   }
 
-  function postingsOf(id: number): Buffer {
+  function postingsOf(id: number): Uint8Array {
     const cached = postingsCache.get(id);
-    if (cached) {
-      postingsCache.delete(id);
-      postingsCache.set(id, cached);
-      return cached;
-    }
+    if (cached) return cached;
+    // Read into a new buffer that dies young; the cache keeps a copy in its own.
     const data = statements.postings.get(id) ?? Buffer.alloc(0);
-    postingsCache.set(id, data);
-    cachedBytes += data.length;
-    for (const [oldId, old] of postingsCache) {
-      if (cachedBytes <= POSTINGS_CACHE_BYTES) break;
-      postingsCache.delete(oldId);
-      cachedBytes -= old.length;
-    }
-    return data;
+    return postingsCache.put(id, data.length, (buffer, offset) => {
+      const kept = new Uint8Array(buffer, offset, data.length);
+      kept.set(data);
+      return kept;
+    }) ?? data;
   }
 
   /**
@@ -369,15 +363,15 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
   function sourceOf(s: IndexState, key: number | string, atLeast: number, make: () => Source): Source {
     if (atLeast < impactMinDf || atLeast * 12 > impactCacheBytes / 8) return make();
     const cached = impactCache.get(key);
-    if (cached) {
-      impactCache.delete(key);
-      impactCache.set(key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const made = make();
+    if (made.kind === 'impacts') return made;
     const { df } = made;
-    const docs = new Int32Array(df);
-    const impacts = new Float64Array(df);
+    // In the cache's buffer (impacts first: 8-byte aligned), or, when it has no room this search, apart.
+    const source = impactCache.put(key, df * 12, (buffer, offset) => ({
+      kind: 'impacts' as const, df, impacts: new Float64Array(buffer, offset, df), docs: new Int32Array(buffer, offset + df * 8, df),
+    })) ?? { kind: 'impacts' as const, df, docs: new Int32Array(df), impacts: new Float64Array(df) };
+    const { docs, impacts } = source;
     const idf = idfOf(s.docCount, df);
     const { lengthNorm } = s;
     // The same expression as in evaluate(), so a score is the same double either way.
@@ -391,16 +385,8 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         doc += reader.next() + 1;
         add(i, doc, reader.next());
       }
-    } else if (made.kind === 'arrays') {
+    } else {
       for (let i = 0; i < made.length; i += 1) add(i, made.docs[i] as number, made.freqs[i] as number);
-    } else return made;
-    const source = { kind: 'impacts' as const, df, docs, impacts };
-    impactCache.set(key, source);
-    impactBytes += df * 12;
-    for (const [oldKey, old] of impactCache) {
-      if (impactBytes <= impactCacheBytes) break;
-      impactCache.delete(oldKey);
-      impactBytes -= old.df * 12;
     }
     return source;
   }
@@ -697,6 +683,9 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     },
     search(query, count, after) {
       const s = current();
+      // Lists resolved from here on stay in their caches until this search has scored them.
+      postingsCache.turn();
+      impactCache.turn();
       const empty: SearchResult = { hits: [], terms: [], generation: -1 };
       if (s.docCount === 0) return empty;
       const terms = resolve(s, query);
