@@ -200,9 +200,10 @@ describe('an import that fails half-way changes nothing', () => {
     before = await checksumOf(() => createSqliteGuideStore(sampleDb, { fileMustExist: true }));
     expect(before.guides).toBeGreaterThan(20);
     readingFolder = path.join(shared, 'reading');
-    readingNames = writeBulkContent(readingFolder, 1500);
+    // Large enough that the importer, reading files on several threads, is still mid-folder when watched.
+    readingNames = writeBulkContent(readingFolder, 5000);
     applyingFolder = path.join(shared, 'applying');
-    writeBulkContent(applyingFolder, 400);
+    writeBulkContent(applyingFolder, 2000);
   });
   afterAll(() => rmSync(shared, { recursive: true, force: true }));
 
