@@ -9,7 +9,8 @@
  * A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
  * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../start-worker.js';
 import type { SearchPosition } from '../../guides/cursor.js';
 import type { Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
@@ -63,39 +64,13 @@ interface Slot {
 /** How long close() waits for a worker to exit by itself before terminating it. */
 const CLOSE_GRACE_MS = 2000;
 
-/**
- * The worker's code. Built, it is the .js file next to this one. Run from TypeScript sources
- * (tests, `npm run dev`), a worker does not inherit the loader that runs them: it registers tsx,
- * then imports the .ts file.
- */
-function startWorker(workerData: SearchWorkerData): Worker {
-  // Workers take the process's Node options (--cpu-prof, --max-old-space-size, …), but not
-  // --input-type, which a worker refuses (a process started with `node --input-type=module -e`).
-  const execArgv = process.execArgv.filter((option) => !option.startsWith('--input-type'));
-  const isSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./sqlite-search-worker.${isSource ? 'ts' : 'js'}`, import.meta.url);
-  const tsx = isSource ? import.meta.resolve('tsx/esm/api') : '';
-  const start = (options: string[]): Worker => (isSource
-    ? new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`,
-      { eval: true, workerData, execArgv: options, resourceLimits: WORKER_RESOURCE_LIMITS })
-    : new Worker(entry, { workerData, execArgv: options, resourceLimits: WORKER_RESOURCE_LIMITS }));
-  try {
-    return start(execArgv);
-  } catch (error) {
-    // Options a worker refuses (process-wide ones such as --trace-gc, given to `node` by an
-    // operator) must not stop the server from starting: the worker then runs without any.
-    if ((error as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
-    return start([]);
-  }
-}
-
 export function createSearchPool(file: string, size: number): SearchPool {
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
   let isClosed = false;
 
   function spawn(index: number): Slot {
-    const worker = startWorker({ file, nice: WORKER_NICE });
+    const worker = startWorker(import.meta.url, 'sqlite-search-worker', { file, nice: WORKER_NICE } satisfies SearchWorkerData, WORKER_RESOURCE_LIMITS);
     worker.unref();
     const pending = new Map<number, Pending>();
     const failAll = (why: string): void => {
