@@ -186,6 +186,16 @@ describe.each(backends)('hostile search text on $name', (backend) => {
     console.log(`[hostile-search] ${backend.name}: ${cases} generated texts through parseSearchQuery`);
   });
 
+  // Found by the property below (CI, seed -1051998158): PostgreSQL kept only the last of several
+  // prefix terms, so a marker word in an earlier one was dropped and published guides came back.
+  it('matches every one of several prefix terms (none is dropped)', async () => {
+    const terms = [{ words: ['zqxhidden'], isPrefix: true }, { words: ['!menu'], isPrefix: true }];
+    expect(await searchStore({ text: 'zqxhidden !menu', terms })).toEqual([]);
+    expect(await searchStore({ text: 'menu zqxhidden', terms: [{ words: ['menu'], isPrefix: true }, { words: ['zqxhidden'], isPrefix: true }] })).toEqual([]);
+    // And two real prefixes still find guides that have both.
+    expect(await searchStore({ text: 'menu kitchen', terms: [{ words: ['menu'], isPrefix: true }, { words: ['kitchen'], isPrefix: true }] })).not.toEqual([]);
+  });
+
   // Control characters stay out: the HTTP layer refuses them and parseSearchQuery never yields them
   // (FTS5 reads a NUL inside a quoted string as its end, "unterminated string").
   it('survives hand-made terms that parseSearchQuery never produces (quotes, operators, empty and huge words)', async () => {

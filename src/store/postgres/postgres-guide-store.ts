@@ -48,7 +48,7 @@ const SQL = {
   index: `SELECT g.slug, g.title, g.summary FROM guides AS g WHERE g.status = 'published'
     ORDER BY g.published_ms DESC, g.slug`,
   /**
-   * $1 phrases, $2 prefix word, $3 limit, $4 has-after, $5 score, $6 published ms, $7 slug.
+   * $1 phrases, $2 prefix words, $3 limit, $4 has-after, $5 score, $6 published ms, $7 slug.
    * One row more than the limit tells whether another page follows; it gets no snippet.
    * Score: lower is better (the SearchPosition convention). A guide whose title alone matches the
    * whole query comes first (-1), then ts_rank_cd normalized to [0, 1) (flag 32) orders within.
@@ -298,9 +298,9 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       };
     },
     searchPublishedGuides: async ({ query: searchQuery, limit, after }): Promise<Page<SearchPosition>> => {
-      const { phrases, prefix } = toSearchParameters(searchQuery);
+      const { phrases, prefixes } = toSearchParameters(searchQuery);
       const rows = await query<SummaryRow & { score: number; snippet: string | null }>(SQL.search, [
-        phrases, prefix, limit, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
+        phrases, prefixes, limit, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
       ]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {

@@ -22,27 +22,30 @@ const SNIPPET_WINDOW = 3000;
 export interface SearchParameters {
   /** Terms matched as whole words or phrases (each is one or more words joined by spaces). */
   phrases: string[];
-  /** The last word, matched as a prefix; null when the query ends with a phrase. */
-  prefix: string | null;
+  /**
+   * Words matched as prefixes: the last word of a parsed query (none when it ends with a phrase).
+   * Every prefix term counts, so terms made by hand with several prefixes lose none of them.
+   */
+  prefixes: string[];
 }
 
 export function toSearchParameters(query: SearchQuery): SearchParameters {
   const phrases: string[] = [];
-  let prefix: string | null = null;
+  const prefixes: string[] = [];
   for (const term of query.terms) {
     // Words are runs of letters, digits and marks (parseSearchQuery): no NUL (SQLSTATE 22021) and no
     // other control character can be among them. Stripping again keeps this true if that rule changes.
     const words = term.words.map((word) => word.replaceAll('\u0000', '')).filter((word) => word !== '');
     if (words.length === 0) continue;
-    if (term.isPrefix && words.length === 1) prefix = words[0]!;
+    if (term.isPrefix && words.length === 1) prefixes.push(words[0]!);
     else phrases.push(words.join(' '));
   }
-  return { phrases, prefix };
+  return { phrases, prefixes };
 }
 
 /**
  * A CTE named `search` with one row: `query` (the tsquery) and `ok` (false when a term produced
- * no lexeme, or there is no term). Parameters: $1 text[] phrases, $2 text prefix word or null.
+ * no lexeme, or there is no term). Parameters: $1 text[] phrases, $2 text[] prefix words.
  */
 export const SEARCH_QUERY_CTE = `
   search_terms AS (
@@ -51,9 +54,9 @@ export const SEARCH_QUERY_CTE = `
     SELECT (
       SELECT coalesce(string_agg(
           '''' || replace(replace(lexeme, E'\\\\', E'\\\\\\\\'), '''', '''''') || ''':*', ' <-> ' ORDER BY positions[1]), '')::tsquery
-        FROM unnest(to_tsvector('${SEARCH_CONFIG}', $2::text))
+        FROM unnest(to_tsvector('${SEARCH_CONFIG}', prefix))
     ) AS tq
-    WHERE $2::text IS NOT NULL
+    FROM unnest($2::text[]) AS prefix
   ),
   search AS (
     SELECT guides_tsquery_and(tq) AS query, guides_tsquery_or(tq) AS any_query,
