@@ -109,6 +109,13 @@ export function registerHardening(app: FastifyInstance, config: Config): void {
     done();
   };
 
+  // A client may half-close its connection (send FIN) right after its request: that does not end
+  // the request nor say the client lost interest (RFC 9112 §9.6). Node's default aborts whatever
+  // is still being answered on such a connection, so only answers made in the same turn (cache
+  // hits) got out; searches and other uncached pages were dropped without a word. Now the answer
+  // is written and the connection closed after it.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+
   app.register(globalPlugin(async (instance) => {
     instance.addHook('onRequest', onRequest);
     let sweep: NodeJS.Timeout | undefined;

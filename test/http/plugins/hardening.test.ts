@@ -157,6 +157,32 @@ describe('connection-level limits on a real socket', () => {
     });
   }, 10_000);
 
+  // Found by the raw-socket fuzzer (test/fuzz/http-fuzz.test.ts): `HEAD /api/v1/guides?q=0` with
+  // `Connection: close`, sent and half-closed at once, was never answered.
+  it('answers a client that half-closes its connection right after the request, also when the answer takes a while', async () => {
+    const halfClosed = (request: string): Promise<{ status: number; head: string; bytes: number }> => new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const received = Buffer.concat(chunks);
+        const head = received.subarray(0, Math.max(0, received.indexOf('\r\n\r\n'))).toString('latin1');
+        resolve({ status: Number(head.split(' ')[1]), head, bytes: received.length - head.length - 4 });
+      });
+      // The request and the FIN together, as `nc -q`, some scripts and the fuzzer send them.
+      socket.end(request);
+    });
+    // Uncached pages: each answered after a turn of the event loop or more (the second one is
+    // compressed on zlib's thread pool).
+    const head = await halfClosed('HEAD /api/v1/guides?q=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(head.status).toBe(200);
+    const list = await halfClosed('GET /api/v1/guides?limit=7 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\n\r\n');
+    expect(list.status).toBe(200);
+    expect(list.head).toMatch(/\r\ncontent-encoding: br\r\n/i);
+    expect(list.bytes).toBe(Number(/\r\ncontent-length: (\d+)/i.exec(list.head)?.[1]));
+  });
+
   it('serves ordinary requests on the same server, and counts the refused connections in /metrics', async () => {
     const ok = await fetch(`http://127.0.0.1:${port}/api/v1/product`);
     expect(ok.status).toBe(200);
