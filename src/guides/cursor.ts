@@ -22,6 +22,8 @@ export type CursorPayload =
 
 export interface CursorCodec {
   encode(payload: CursorPayload): string;
+  /** The key that signs (the first one): a search worker thread signs with it too. */
+  readonly signingKey: Buffer;
   /** The payload, or undefined for anything altered, truncated, forged or signed by another key. */
   decode(token: string): CursorPayload | undefined;
 }
@@ -56,6 +58,7 @@ export function createCursorCodec(keys: readonly Buffer[]): CursorCodec {
   const signingKey = keys[0];
   if (!signingKey) throw new Error('a cursor codec needs at least one key');
   return {
+    signingKey,
     encode(payload) {
       const fields =
         payload.kind === 'list'

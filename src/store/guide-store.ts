@@ -21,6 +21,26 @@ export interface Page<P> {
   next?: P;
 }
 
+/** How a store that can renders a search page where the search runs (GuideStore.renderSearchPage). */
+export interface SearchRendering {
+  /** The API's public base URL: each item's `url` starts with it. */
+  urlBase: string;
+  /** Signs the page's next cursor (the cursor codec's signing key). */
+  cursorKey: Buffer;
+  /** The content coding the client asked for: the body is also sent compressed with it (1 KB and more). */
+  coding?: 'br' | 'gzip';
+}
+
+/** A search page as the response body: its bytes, their hash for the ETag, and the next cursor. */
+export interface RenderedSearchPage {
+  body: Buffer;
+  /** representationHash(body) (http/representation.ts). */
+  hash: string;
+  nextCursor?: string;
+  /** The body compressed with the coding asked for, when it was worth compressing. */
+  encoded?: { coding: 'br' | 'gzip'; body: Buffer };
+}
+
 export interface GuideIndexEntry {
   slug: string;
   title: string;
@@ -70,6 +90,12 @@ export interface GuideStore {
   listPublishedGuides(options: { limit: number; after?: ListPosition }): Promise<Page<ListPosition>>;
   /** Terms must be non-empty; each item carries a snippet with `**` around matched terms. */
   searchPublishedGuides(options: { query: SearchQuery; limit: number; after?: SearchPosition }): Promise<Page<SearchPosition>>;
+  /**
+   * Optional: searchPublishedGuides with the page rendered as the response body (guide-list-body.ts),
+   * hashed and compressed where the search ran. SQLite's search workers do this, so that the event
+   * loop neither receives the page as objects nor serializes or compresses it.
+   */
+  renderSearchPage?(options: { query: SearchQuery; limit: number; after?: SearchPosition }, rendering: SearchRendering): Promise<RenderedSearchPage>;
   /** Every published guide, newest first, for indexes such as /llms.txt. */
   listPublishedIndex(): Promise<GuideIndexEntry[]>;
   importContent(content: ContentSet): Promise<ImportSummary>;

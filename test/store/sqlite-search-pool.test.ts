@@ -1,23 +1,44 @@
 /**
  * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
- * own page, an import is seen by the workers, closing lets queued searches finish, a database the
- * workers cannot open answers "unavailable", and a script whose only work is a search still exits
- * (also when started with a Node option that workers refuse).
+ * own page, a page rendered on a worker is the body the event loop would make of it, an import is
+ * seen by the workers, closing lets queued searches finish, a worker that dies fails only the
+ * searches it held and is replaced at the next one, a database the workers cannot open answers
+ * "unavailable", and a script whose only work is a search still exits (also when started with a
+ * Node option that workers refuse).
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import type { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeCorpus } from '../../bench/corpus.js';
 import { loadContentFolder } from '../../src/content/load-content.js';
+import { createCursorCodec } from '../../src/guides/cursor.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
+import { guideListBody } from '../../src/http/guide-list-body.js';
+import { representationHash } from '../../src/http/representation.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
+import type * as StartWorkerModule from '../../src/start-worker.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+
+// Every worker the pool starts, so that a test can end one as a crash would.
+const started = vi.hoisted((): Worker[] => []);
+vi.mock('../../src/start-worker.js', async (importOriginal) => {
+  const original = await importOriginal<typeof StartWorkerModule>();
+  return {
+    startWorker: (...args: Parameters<typeof original.startWorker>): Worker => {
+      const worker = original.startWorker(...args);
+      started.push(worker);
+      return worker;
+    },
+  };
+});
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
@@ -56,6 +77,65 @@ describe('SQLite searches on worker threads', () => {
     const answered = await Promise.all(requests.map((request) => pooled.searchPublishedGuides(request)));
     expect(answered).toEqual(expected);
     expect(answered.some((page) => page.items.length > 0)).toBe(true);
+  });
+
+  it('renders a page on the worker as the body, hash, cursor and compressed bytes the event loop would make', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'guides.db');
+    writeCorpus(path.join(dir, 'corpus'), { size: 200 });
+    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+    const inThread = open(file, 0);
+    await inThread.importContent(loaded.content!);
+    const pooled = open(file, 1);
+    const cursorKey = Buffer.alloc(32, 7);
+    const codec = createCursorCodec([cursorKey]);
+    const urlBase = 'https://guides.example';
+
+    let compressed = 0;
+    for (const [i, text] of TEXTS.entries()) {
+      const query = parseSearchQuery(text);
+      const request = { query, limit: 1 + (i % 7) };
+      const coding = (['br', 'gzip', undefined] as const)[i % 3];
+      const page = await inThread.searchPublishedGuides(request);
+      const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
+      const expected = Buffer.from(guideListBody(page.items, urlBase, nextCursor));
+
+      const rendered = await pooled.renderSearchPage!(request, { urlBase, cursorKey, ...(coding ? { coding } : {}) });
+      expect(rendered.body.toString()).toBe(expected.toString());
+      expect(rendered.hash).toBe(representationHash(expected));
+      expect(rendered.nextCursor).toBe(nextCursor);
+      if (coding === undefined || expected.length < 1024) {
+        expect(rendered.encoded).toBeUndefined();
+        continue;
+      }
+      compressed += 1;
+      expect(rendered.encoded?.coding).toBe(coding);
+      const decoded = coding === 'br' ? brotliDecompressSync(rendered.encoded!.body) : gunzipSync(rendered.encoded!.body);
+      expect(decoded.equals(expected)).toBe(true);
+    }
+    expect(compressed).toBeGreaterThan(2);
+  });
+
+  it('fails only the searches a dead worker held, and answers the next one on a new worker', async () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const writer = open(file, 0);
+    await writer.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const before = started.length;
+    const pool = createSearchPool(file, 1);
+    closers.push(() => pool.close());
+    const query = parseSearchQuery('cooler');
+    expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
+    expect(started.length).toBe(before + 1);
+
+    // The worker ends as a crash would end it, with searches sent and unanswered.
+    const held = Array.from({ length: 20 }, () => pool.search({ query, limit: 5 }).then(() => 'answered', (error: unknown) => error));
+    await started.at(-1)!.terminate();
+    const outcomes = await Promise.all(held);
+    expect(outcomes.filter((outcome) => outcome !== 'answered').length).toBeGreaterThan(0);
+    for (const outcome of outcomes.filter((o) => o !== 'answered')) expect(outcome).toBeInstanceOf(StoreUnavailableError);
+
+    expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
+    expect(started.length).toBe(before + 2);
   });
 
   it('searches the new content once another connection has imported it', async () => {

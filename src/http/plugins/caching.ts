@@ -12,17 +12,29 @@
  * the uncompressed body. If-None-Match matches any coding of the current content (a client that
  * switched codings still gets its 304); the 304 carries the tag of the coding this request selects.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding } from './compression.js';
-import type { ContentCoding } from './compression.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding, representationHash } from '../representation.js';
+import type { ContentCoding } from '../representation.js';
 
-export interface Rendered {
-  payload: unknown;
+/** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
+export type Rendered = RenderedCommon & (
+  | {
+    payload: unknown;
+    /** For non-JSON representations (llms.txt, HTML): the media type; `payload` is then the body text as is. */
+    contentType?: string;
+  }
+  | {
+    /** JSON bytes made already (guide-list-body.ts), possibly on another thread. */
+    body: Buffer;
+    /** representationHash(body), when it was computed with the body. */
+    hash?: string;
+    /** The body already compressed with one coding, kept as that coding's variant. */
+    encoded?: { coding: ContentCoding; body: Buffer };
+  });
+
+interface RenderedCommon {
   lastModified?: string;
   link?: string;
-  /** For non-JSON representations (llms.txt, HTML): the media type; `payload` is then the body text as is. */
-  contentType?: string;
 }
 
 interface Variant {
@@ -101,18 +113,22 @@ export function createRepresentationCache(options: CacheOptions) {
   }
 
   function build(version: number, rendered: Rendered, reply: FastifyReply): Representation {
-    const text = rendered.contentType !== undefined && typeof rendered.payload === 'string'
-      ? rendered.payload
-      : String(reply.serialize(rendered.payload));
-    const body = Buffer.from(text, 'utf8');
-    const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+    let body: Buffer;
+    let contentType = JSON_TYPE;
+    if ('body' in rendered) body = rendered.body;
+    else {
+      contentType = rendered.contentType ?? JSON_TYPE;
+      const text = rendered.contentType !== undefined && typeof rendered.payload === 'string' ? rendered.payload : String(reply.serialize(rendered.payload));
+      body = Buffer.from(text, 'utf8');
+    }
+    const hash = ('body' in rendered ? rendered.hash : undefined) ?? representationHash(body);
     const isCompressible = body.length >= COMPRESSION_THRESHOLD_BYTES;
     return {
       version,
       identity: { body, etag: `"${hash}"` },
       etags: isCompressible ? [`"${hash}"`, `"${hash}-br"`, `"${hash}-gzip"`] : [`"${hash}"`],
       isCompressible,
-      contentType: rendered.contentType ?? JSON_TYPE,
+      contentType,
       ...(rendered.lastModified ? { lastModified: rendered.lastModified } : {}),
       ...(rendered.link ? { link: rendered.link } : {}),
       bytes: body.length,
@@ -181,6 +197,9 @@ export function createRepresentationCache(options: CacheOptions) {
       return render().then(async (rendered) => {
         const representation = build(version, rendered, reply);
         remember(key, representation);
+        if ('encoded' in rendered && rendered.encoded && representation.isCompressible) {
+          keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
+        }
         // A miss compresses on zlib's thread pool: a large page (a search of 50 results) costs
         // ~0.6 ms of brotli, which on the event loop would hold up every other request. (A hit
         // asking for a coding not made yet compresses in place: rare, and then kept.)

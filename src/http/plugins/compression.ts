@@ -12,87 +12,17 @@
  */
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, gzipSync } from 'node:zlib';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DOCS_PREFIX } from './docs.js';
 import { globalPlugin, hooksOf } from './global-plugin.js';
 import { METRICS_PATH } from './metrics.js';
-
-export const COMPRESSION_THRESHOLD_BYTES = 1024;
-
-export type ContentCoding = 'br' | 'gzip';
-
-/**
- * Brotli quality 5 compresses a 10 KB guide about as small as quality 9 in 0.2 ms instead of 7 ms,
- * which matters because an uncached search result is compressed while its client waits.
- */
-const BROTLI_QUALITY = 5;
-
-const MEMO_LIMIT = 256;
-const memo = new Map<string, ContentCoding | null>();
-
-function qualityOf(params: string[]): number {
-  for (const param of params) {
-    const [name, value] = param.split('=');
-    if (name?.trim().toLowerCase() === 'q') {
-      const q = Number(value?.trim());
-      return Number.isFinite(q) && q >= 0 && q <= 1 ? q : 0;
-    }
-  }
-  return 1;
-}
-
-function parse(header: string): ContentCoding | null {
-  let br: number | undefined;
-  let gzip: number | undefined;
-  let any: number | undefined;
-  for (const member of header.split(',')) {
-    const [coding = '', ...params] = member.split(';');
-    const name = coding.trim().toLowerCase();
-    if (name === 'br') br = qualityOf(params);
-    else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip ?? 0, qualityOf(params));
-    else if (name === '*') any = qualityOf(params);
-  }
-  const brQ = br ?? any ?? 0;
-  const gzipQ = gzip ?? any ?? 0;
-  // Brotli wins ties: same quality to the client, smaller on the wire.
-  if (brQ > 0 && brQ >= gzipQ) return 'br';
-  if (gzipQ > 0) return 'gzip';
-  return null;
-}
-
-/**
- * The coding to send for an Accept-Encoding header (RFC 9110 §12.5.3, q-values and `*` honoured),
- * or undefined for identity. Clients send few distinct headers, so answers are memoized.
- */
-export function negotiateContentCoding(header: string | undefined): ContentCoding | undefined {
-  if (header === undefined || header === '') return undefined;
-  let choice = memo.get(header);
-  if (choice === undefined) {
-    choice = parse(header);
-    if (memo.size >= MEMO_LIMIT) memo.clear();
-    memo.set(header, choice);
-  }
-  return choice ?? undefined;
-}
+import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, brotliOptions, negotiateContentCoding } from '../representation.js';
+import type { ContentCoding } from '../representation.js';
 
 const brotliCompressAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
-
-const brotliOptions = (body: Buffer): { params: Record<number, number> } => ({
-  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length },
-});
-const GZIP_OPTIONS = { level: 6 };
-
-export function compressBody(coding: ContentCoding, body: Buffer): Buffer {
-  return coding === 'br' ? brotliCompressSync(body, brotliOptions(body)) : gzipSync(body, GZIP_OPTIONS);
-}
-
-/** compressBody on zlib's thread pool, leaving the event loop free meanwhile. */
-export function compressBodyOffLoop(coding: ContentCoding, body: Buffer): Promise<Buffer> {
-  return coding === 'br' ? brotliCompressAsync(body, brotliOptions(body)) : gzipAsync(body, GZIP_OPTIONS);
-}
 
 /** Largest static asset (by its Content-Length) compressed and kept; bigger ones are streamed uncompressed. */
 const STATIC_MAX_BYTES = 8 * 1024 * 1024;
@@ -116,7 +46,7 @@ function createStaticAssetCompression(): onSendHookHandler {
       // In the thread pool, so the first request for the bundle does not stall everyone else;
       // brotli 9 is within 3 % of 11's size at a twentieth of its 5 s on the Swagger UI bundle.
       const body = coding === 'br'
-        ? await brotliCompressAsync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: raw.length } })
+        ? await brotliCompressAsync(raw, brotliOptions(raw, 9))
         : await gzipAsync(raw, { level: 9 });
       if (cachedBytes + body.length > STATIC_CACHE_MAX_BYTES) {
         cache.clear();

@@ -1,10 +1,13 @@
 import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { CursorPayload } from '../../guides/cursor.js';
-import type { GuideSummaryData } from '../../guides/guide.js';
+import type { GuideDetailData } from '../../guides/guide.js';
 import { parseSearchQuery } from '../../guides/search-query.js';
 import { InvalidCursorError, NotFoundError } from '../problems.js';
 import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
-import type { GuideList, GuideListQuery, GuideSummary } from '../schemas/guide.js';
+import type { GuideDetail, GuideListQuery } from '../schemas/guide.js';
+import type { Rendered } from '../plugins/caching.js';
+import { guideListBody, guideUrl } from '../guide-list-body.js';
+import { negotiateContentCoding } from '../representation.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
@@ -33,31 +36,34 @@ function httpDate(timestamp: string): string {
 
 export function registerGuideRoutes(app: App, { config, store, cache, cursorCodec }: RouteContext): void {
   const base = config.publicBaseUrl;
-  const withUrl = (guide: GuideSummaryData): GuideSummary => ({ ...guide, url: `${base}/api/v1/guides/${guide.slug}` });
+  const withUrl = (guide: GuideDetailData): GuideDetail => ({ ...guide, url: guideUrl(base, guide.slug) });
+  const linkTo = (limit: number, nextCursor: string | undefined): { link?: string } => (nextCursor === undefined ? {} : {
+    link: `<${base}/api/v1/guides?${new URLSearchParams({ ...(limit === DEFAULT_LIMIT ? {} : { limit: String(limit) }), cursor: nextCursor })}>; rel="next"`,
+  });
 
   const serveList = (request: FastifyRequest, reply: FastifyReply, text: string, limit: number, cursor: string | undefined,
     position: CursorPayload | undefined): Promise<void> | undefined => {
     const key = `guides?${JSON.stringify([text, limit, cursor ?? ''])}`;
-    return cache.serve(request, reply, key, async () => {
+    return cache.serve(request, reply, key, async (): Promise<Rendered> => {
       const codec = await cursorCodec();
-      let payload: GuideList;
       if (text === '') {
         const after = position?.kind === 'list' ? position.after : undefined;
         const page = await store.listPublishedGuides({ limit, ...(after ? { after } : {}) });
         const nextCursor = page.next ? codec.encode({ kind: 'list', after: page.next }) : undefined;
-        payload = { items: page.items.map(withUrl), ...(nextCursor ? { nextCursor } : {}) };
-      } else {
-        const query = parseSearchQuery(text);
-        const after = position?.kind === 'search' ? position.after : undefined;
-        const page = query.terms.length === 0
-          ? { items: [] }
-          : await store.searchPublishedGuides({ query, limit, ...(after ? { after } : {}) });
-        const nextCursor = 'next' in page && page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
-        payload = { items: page.items.map(withUrl), ...(nextCursor ? { nextCursor } : {}) };
+        return { body: Buffer.from(guideListBody(page.items, base, nextCursor), 'utf8'), ...linkTo(limit, nextCursor) };
       }
-      const link = payload.nextCursor === undefined ? undefined
-        : `<${base}/api/v1/guides?${new URLSearchParams({ ...(limit === DEFAULT_LIMIT ? {} : { limit: String(limit) }), cursor: payload.nextCursor })}>; rel="next"`;
-      return { payload, ...(link ? { link } : {}) };
+      const query = parseSearchQuery(text);
+      if (query.terms.length === 0) return { body: Buffer.from(guideListBody([], base), 'utf8') };
+      const options = { query, limit, ...(position?.kind === 'search' ? { after: position.after } : {}) };
+      if (store.renderSearchPage) {
+        // Rendered where the search ran (a search worker): this thread only sends the bytes.
+        const coding = negotiateContentCoding(request.headers['accept-encoding']);
+        const rendered = await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...(coding ? { coding } : {}) });
+        return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
+      }
+      const page = await store.searchPublishedGuides(options);
+      const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
+      return { body: Buffer.from(guideListBody(page.items, base, nextCursor), 'utf8'), ...linkTo(limit, nextCursor) };
     });
   };
 

@@ -290,6 +290,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       if (pool) return pool.search(options);
       return guard(() => readSnapshot(() => searchPage(inProcessSearch ??= createSqliteSearch(db), options)));
     },
+    ...(pool ? { renderSearchPage: (options, rendering) => pool.render(options, rendering) } satisfies Pick<GuideStore, 'renderSearchPage'> : {}),
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     importStream: applyImportStream,

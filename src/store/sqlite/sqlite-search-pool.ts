@@ -12,7 +12,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../start-worker.js';
 import type { SearchPosition } from '../../guides/cursor.js';
-import type { Page } from '../guide-store.js';
+import type { Page, RenderedSearchPage, SearchRendering } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import type { SearchPageOptions } from './sqlite-search.js';
 
@@ -33,25 +33,40 @@ const WORKER_NICE = 10;
 const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
 export type WorkerRequest =
-  | { type: 'search'; id: number; options: SearchPageOptions }
+  | { type: 'search'; id: number; options: SearchPageOptions; rendering?: SearchRendering }
   | { type: 'warm' }
   | { type: 'close' };
+
+/** A rendered page as it crosses threads: its byte arrays are transferred, not copied. */
+export interface TransferredPage extends Omit<RenderedSearchPage, 'body' | 'encoded'> {
+  body: Uint8Array;
+  encoded?: { coding: 'br' | 'gzip'; body: Uint8Array };
+}
 
 export interface WorkerReply {
   id: number;
   page?: Page<SearchPosition>;
+  rendered?: TransferredPage;
   error?: { message: string; unavailable: boolean };
 }
 
+/** A Buffer over a transferred array's memory (no copy). */
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 export interface SearchPool {
   search(options: SearchPageOptions): Promise<Page<SearchPosition>>;
+  /**
+   * The same search, answered as its response body (guide-list-body.ts): the worker serializes,
+   * hashes and compresses the page, and hands over the bytes.
+   */
+  render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;
   /** Asks every worker to load the current index now (after an import), not at its next search. */
   warm(): void;
   close(): Promise<void>;
 }
 
 interface Pending {
-  resolve(page: Page<SearchPosition>): void;
+  resolve(reply: WorkerReply): void;
   reject(error: Error): void;
 }
 
@@ -91,7 +106,7 @@ export function createSearchPool(file: string, size: number): SearchPool {
       if (!waiting) return;
       pending.delete(reply.id);
       if (pending.size === 0) worker.unref();
-      if (reply.page) waiting.resolve(reply.page);
+      if (reply.page || reply.rendered) waiting.resolve(reply);
       else if (reply.error?.unavailable) waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
       else waiting.reject(new Error(reply.error?.message ?? 'the search worker gave no answer'));
     });
@@ -102,19 +117,25 @@ export function createSearchPool(file: string, size: number): SearchPool {
 
   for (let i = 0; i < size; i += 1) spawn(i).worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
 
+  function ask(options: SearchPageOptions, rendering?: SearchRendering): Promise<WorkerReply> {
+    if (isClosed) return Promise.reject(new StoreUnavailableError('the store is closed'));
+    let best = 0;
+    for (let i = 1; i < size; i += 1) if ((slots[i]?.pending.size ?? 0) < (slots[best]?.pending.size ?? 0)) best = i;
+    const slot = slots[best] ?? spawn(best);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      // A search waited for keeps the process alive (a script may have nothing else to).
+      if (slot.pending.size === 0) slot.worker.ref();
+      slot.pending.set(id, { resolve, reject });
+      slot.worker.postMessage({ type: 'search', id, options, ...(rendering ? { rendering } : {}) } satisfies WorkerRequest);
+    });
+  }
+
   return {
-    search(options) {
-      if (isClosed) return Promise.reject(new StoreUnavailableError('the store is closed'));
-      let best = 0;
-      for (let i = 1; i < size; i += 1) if ((slots[i]?.pending.size ?? 0) < (slots[best]?.pending.size ?? 0)) best = i;
-      const slot = slots[best] ?? spawn(best);
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        // A search waited for keeps the process alive (a script may have nothing else to).
-        if (slot.pending.size === 0) slot.worker.ref();
-        slot.pending.set(id, { resolve, reject });
-        slot.worker.postMessage({ type: 'search', id, options } satisfies WorkerRequest);
-      });
+    search: async (options) => (await ask(options)).page!,
+    async render(options, rendering) {
+      const { body, encoded, ...rest } = (await ask(options, rendering)).rendered!;
+      return { ...rest, body: asBuffer(body), ...(encoded ? { encoded: { coding: encoded.coding, body: asBuffer(encoded.body) } } : {}) };
     },
     warm() {
       for (const slot of slots) slot?.worker.postMessage({ type: 'warm' } satisfies WorkerRequest);

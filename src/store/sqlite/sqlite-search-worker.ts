@@ -11,6 +11,7 @@ import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite
 import { createSqliteSearch, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
+import { renderSearchPage } from '../../http/guide-list-body.js';
 
 const port = parentPort!;
 const { file, nice } = workerData as SearchWorkerData;
@@ -59,11 +60,29 @@ port.on('message', (message: WorkerRequest) => {
     return;
   }
   let reply: WorkerReply;
+  const transfer: ArrayBuffer[] = [];
   try {
     if (!search || !read) throw openError;
-    reply = { id: message.id, page: read(() => searchPage(search!, message.options)) };
+    const page = read(() => searchPage(search!, message.options));
+    if (message.rendering) {
+      const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
+      reply = { id: message.id, rendered: { ...rest, body: owned(body, transfer), ...(encoded ? { encoded: { coding: encoded.coding, body: owned(encoded.body, transfer) } } : {}) } };
+    } else {
+      reply = { id: message.id, page };
+    }
   } catch (error) {
     reply = { id: message.id, error: failure(error) };
   }
-  port.postMessage(reply);
+  port.postMessage(reply, transfer);
 });
+
+/**
+ * Bytes that can be transferred to the event loop's thread: their own whole ArrayBuffer. A small
+ * Buffer may be a slice of Node's shared allocation pool, which must never be transferred (that
+ * would detach the pool under every other Buffer in it); such bytes are copied into their own.
+ */
+function owned(bytes: Buffer, transfer: ArrayBuffer[]): Uint8Array {
+  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+  transfer.push(own.buffer as ArrayBuffer);
+  return own;
+}

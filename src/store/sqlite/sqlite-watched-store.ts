@@ -73,6 +73,8 @@ export function createWatchedSqliteStore(file: string, options: { checkIntervalM
     getPublishedGuide: use('getPublishedGuide'),
     listPublishedGuides: use('listPublishedGuides'),
     searchPublishedGuides: use('searchPublishedGuides'),
+    // Only with search workers: the store of each file opened then renders search pages on them.
+    ...(searchWorkers > 0 ? { renderSearchPage: use('renderSearchPage') } : {}),
     listPublishedIndex: use('listPublishedIndex'),
     importContent: use('importContent'),
     cursorKey: use('cursorKey'),

@@ -1,0 +1,52 @@
+/**
+ * The body of a guide list or search page. Every page of `GET /api/v1/guides` is serialized here,
+ * with the route's response schema and fast-json-stringify (the serializer Fastify itself compiles
+ * for a route), on whichever thread makes the page: the event loop, or a search worker thread
+ * (sqlite-search-worker.ts), which renders, hashes and compresses a search page so that the event
+ * loop only sends the bytes. One function, so both give the same bytes for the same page.
+ */
+import fastJson from 'fast-json-stringify';
+import { createCursorCodec } from '../guides/cursor.js';
+import type { CursorCodec, SearchPosition } from '../guides/cursor.js';
+import type { GuideSummaryData } from '../guides/guide.js';
+import type { Page, RenderedSearchPage, SearchRendering } from '../store/guide-store.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, representationHash } from './representation.js';
+import { GuideListSchema } from './schemas/guide.js';
+import type { GuideList } from './schemas/guide.js';
+
+const stringify = fastJson(GuideListSchema) as (list: GuideList) => string;
+
+/** A guide's own URL in the API. */
+export function guideUrl(urlBase: string, slug: string): string {
+  return `${urlBase}/api/v1/guides/${slug}`;
+}
+
+export function guideListBody(items: readonly GuideSummaryData[], urlBase: string, nextCursor?: string): string {
+  return stringify({
+    items: items.map((guide) => ({ ...guide, url: guideUrl(urlBase, guide.slug) })),
+    ...(nextCursor === undefined ? {} : { nextCursor }),
+  });
+}
+
+let codec: { key: Buffer; codec: CursorCodec } | undefined;
+
+/**
+ * A search page rendered as the response the route would make of it: body, hash, next cursor (for
+ * the search text `q`), and the body compressed with the coding asked for (see SearchRendering).
+ */
+export function renderSearchPage(page: Page<SearchPosition>, q: string, rendering: SearchRendering): RenderedSearchPage {
+  // From another thread the key arrives as a plain Uint8Array (structured clone).
+  if (codec === undefined || Buffer.compare(codec.key, rendering.cursorKey) !== 0) {
+    const key = Buffer.from(rendering.cursorKey);
+    codec = { key, codec: createCursorCodec([key]) };
+  }
+  const nextCursor = page.next ? codec.codec.encode({ kind: 'search', q, after: page.next }) : undefined;
+  const body = Buffer.from(guideListBody(page.items, rendering.urlBase, nextCursor), 'utf8');
+  const { coding } = rendering;
+  return {
+    body,
+    hash: representationHash(body),
+    ...(nextCursor === undefined ? {} : { nextCursor }),
+    ...(coding !== undefined && body.length >= COMPRESSION_THRESHOLD_BYTES ? { encoded: { coding, body: compressBody(coding, body) } } : {}),
+  };
+}

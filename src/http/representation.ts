@@ -1,0 +1,90 @@
+/**
+ * What a representation's bytes are made with: content-coding negotiation, compression and the
+ * hash behind strong ETags. Kept apart from the Fastify plugins (compression.ts, caching.ts) so
+ * that a search worker thread can render a page exactly as the event loop would, without loading
+ * Fastify.
+ */
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants as zlibConstants, gzip, gzipSync } from 'node:zlib';
+
+/** Bodies smaller than this are sent as they are. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+
+export type ContentCoding = 'br' | 'gzip';
+
+/**
+ * Brotli quality 5 compresses a 10 KB guide about as small as quality 9 in 0.2 ms instead of 7 ms,
+ * which matters because an uncached search result is compressed while its client waits.
+ */
+export const BROTLI_QUALITY = 5;
+
+const MEMO_LIMIT = 256;
+const memo = new Map<string, ContentCoding | null>();
+
+function qualityOf(params: string[]): number {
+  for (const param of params) {
+    const [name, value] = param.split('=');
+    if (name?.trim().toLowerCase() === 'q') {
+      const q = Number(value?.trim());
+      return Number.isFinite(q) && q >= 0 && q <= 1 ? q : 0;
+    }
+  }
+  return 1;
+}
+
+function parse(header: string): ContentCoding | null {
+  let br: number | undefined;
+  let gzip: number | undefined;
+  let any: number | undefined;
+  for (const member of header.split(',')) {
+    const [coding = '', ...params] = member.split(';');
+    const name = coding.trim().toLowerCase();
+    if (name === 'br') br = qualityOf(params);
+    else if (name === 'gzip' || name === 'x-gzip') gzip = Math.max(gzip ?? 0, qualityOf(params));
+    else if (name === '*') any = qualityOf(params);
+  }
+  const brQ = br ?? any ?? 0;
+  const gzipQ = gzip ?? any ?? 0;
+  // Brotli wins ties: same quality to the client, smaller on the wire.
+  if (brQ > 0 && brQ >= gzipQ) return 'br';
+  if (gzipQ > 0) return 'gzip';
+  return null;
+}
+
+/**
+ * The coding to send for an Accept-Encoding header (RFC 9110 §12.5.3, q-values and `*` honoured),
+ * or undefined for identity. Clients send few distinct headers, so answers are memoized.
+ */
+export function negotiateContentCoding(header: string | undefined): ContentCoding | undefined {
+  if (header === undefined || header === '') return undefined;
+  let choice = memo.get(header);
+  if (choice === undefined) {
+    choice = parse(header);
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(header, choice);
+  }
+  return choice ?? undefined;
+}
+
+const brotliCompressAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+export const brotliOptions = (body: Uint8Array, quality = BROTLI_QUALITY): { params: Record<number, number> } => ({
+  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length },
+});
+const GZIP_OPTIONS = { level: 6 };
+
+export function compressBody(coding: ContentCoding, body: Uint8Array): Buffer {
+  return coding === 'br' ? brotliCompressSync(body, brotliOptions(body)) : gzipSync(body, GZIP_OPTIONS);
+}
+
+/** compressBody on zlib's thread pool, leaving the event loop free meanwhile. */
+export function compressBodyOffLoop(coding: ContentCoding, body: Uint8Array): Promise<Buffer> {
+  return coding === 'br' ? brotliCompressAsync(body, brotliOptions(body)) : gzipAsync(body, GZIP_OPTIONS);
+}
+
+/** The opaque part of a representation's strong ETag: a hash of its uncompressed body. */
+export function representationHash(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('base64url').slice(0, 27);
+}
