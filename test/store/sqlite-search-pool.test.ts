@@ -116,13 +116,17 @@ describe('SQLite searches on worker threads', () => {
     expect(compressed).toBeGreaterThan(2);
   });
 
-  it('fails only the searches a dead worker held, and answers the next one on a new worker', async () => {
+  it('starts its workers when warmed or searched, fails only the searches a dead worker held, and answers the next one on a new worker', async () => {
     const file = path.join(tempDir(), 'guides.db');
     const writer = open(file, 0);
     await writer.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
     const before = started.length;
     const pool = createSearchPool(file, 1);
     closers.push(() => pool.close());
+    // No worker before it is needed (a server warms its workers once it is ready).
+    expect(started.length).toBe(before);
+    pool.warm();
+    expect(started.length).toBe(before + 1);
     const query = parseSearchQuery('cooler');
     expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
     expect(started.length).toBe(before + 1);

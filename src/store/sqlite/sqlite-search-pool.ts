@@ -60,7 +60,7 @@ export interface SearchPool {
    * hashes and compresses the page, and hands over the bytes.
    */
   render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;
-  /** Asks every worker to load the current index now (after an import), not at its next search. */
+  /** Starts any worker not running, and asks every worker to load the current index now (at start, after an import), not at its next search. */
   warm(): void;
   close(): Promise<void>;
 }
@@ -115,7 +115,9 @@ export function createSearchPool(file: string, size: number): SearchPool {
     return slot;
   }
 
-  for (let i = 0; i < size; i += 1) spawn(i).worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
+  // No worker starts with the pool: the first search or warm() starts them. A server warms them
+  // once it is ready (its first content-version check), so that loading a large index does not
+  // compete with its start.
 
   function ask(options: SearchPageOptions, rendering?: SearchRendering): Promise<WorkerReply> {
     if (isClosed) return Promise.reject(new StoreUnavailableError('the store is closed'));
@@ -138,7 +140,8 @@ export function createSearchPool(file: string, size: number): SearchPool {
       return { ...rest, body: asBuffer(body), ...(encoded ? { encoded: { coding: encoded.coding, body: asBuffer(encoded.body) } } : {}) };
     },
     warm() {
-      for (const slot of slots) slot?.worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
+      if (isClosed) return;
+      for (let i = 0; i < size; i += 1) (slots[i] ?? spawn(i)).worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
     },
     async close() {
       if (isClosed) return;
