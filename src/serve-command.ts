@@ -44,10 +44,10 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
 
   // Migrate and do the first-run import once, before any worker starts, so workers never race on it.
   const { openStore, sqliteFileOf } = await import('./store/open-store.js');
-  const { importContentFolder } = await import('./content/import-content.js');
   const store = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
+    const { importContentFolder } = await import('./content/import-content.js');
     const result = await importContentFolder(store, config.contentDir);
     if (!result.summary) throw new Error(`the content folder ${config.contentDir} has problems; run guides import to see them`);
   }

@@ -2,7 +2,6 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { importContentFolder } from './content/import-content.js';
 import type { GuideStore } from './store/guide-store.js';
 import { openStore, sqliteFileOf } from './store/open-store.js';
 
@@ -44,6 +43,8 @@ export async function startServer(config: Config, options: { handleSignals?: boo
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
     logger.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');
+    // Only a first run imports: the content parsers are not loaded otherwise (a faster start).
+    const { importContentFolder } = await import('./content/import-content.js');
     const result = await importContentFolder(store, config.contentDir);
     if (!result.summary) {
       for (const problem of result.problems) logger.error({ problem }, 'content problem');
