@@ -21,18 +21,20 @@ export function guideUrl(urlBase: string, slug: string): string {
   return `${urlBase}/api/v1/guides/${slug}`;
 }
 
-export function guideListBody(items: readonly GuideSummaryData[], urlBase: string, nextCursor?: string): string {
-  return stringify({
+/** The page as response bytes (UTF-8 JSON). */
+export function guideListBody(items: readonly GuideSummaryData[], urlBase: string, nextCursor?: string): Buffer {
+  return Buffer.from(stringify({
     items: items.map((guide) => ({ ...guide, url: guideUrl(urlBase, guide.slug) })),
     ...(nextCursor === undefined ? {} : { nextCursor }),
-  });
+  }), 'utf8');
 }
 
 let codec: { key: Buffer; codec: CursorCodec } | undefined;
 
 /**
- * A search page rendered as the response the route would make of it: body, hash, next cursor (for
- * the search text `q`), and the body compressed with the coding asked for (see SearchRendering).
+ * A search page as its response: body, hash, next cursor (for the search text `q`), and the body
+ * compressed with the coding asked for (see SearchRendering). The route renders with it too when
+ * the store searched on the event loop, so a page has the same bytes wherever it was made.
  */
 export function renderSearchPage(page: Page<SearchPosition>, q: string, rendering: SearchRendering): RenderedSearchPage {
   // From another thread the key arrives as a plain Uint8Array (structured clone).
@@ -41,7 +43,7 @@ export function renderSearchPage(page: Page<SearchPosition>, q: string, renderin
     codec = { key, codec: createCursorCodec([key]) };
   }
   const nextCursor = page.next ? codec.codec.encode({ kind: 'search', q, after: page.next }) : undefined;
-  const body = Buffer.from(guideListBody(page.items, rendering.urlBase, nextCursor), 'utf8');
+  const body = guideListBody(page.items, rendering.urlBase, nextCursor);
   const { coding } = rendering;
   return {
     body,

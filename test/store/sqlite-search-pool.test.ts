@@ -98,7 +98,7 @@ describe('SQLite searches on worker threads', () => {
       const coding = (['br', 'gzip', undefined] as const)[i % 3];
       const page = await inThread.searchPublishedGuides(request);
       const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
-      const expected = Buffer.from(guideListBody(page.items, urlBase, nextCursor));
+      const expected = guideListBody(page.items, urlBase, nextCursor);
 
       const rendered = await pooled.renderSearchPage!(request, { urlBase, cursorKey, ...(coding ? { coding } : {}) });
       expect(rendered.body.toString()).toBe(expected.toString());

@@ -6,8 +6,9 @@ import { InvalidCursorError, NotFoundError } from '../problems.js';
 import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
 import type { GuideDetail, GuideListQuery } from '../schemas/guide.js';
 import type { Rendered } from '../plugins/caching.js';
-import { guideListBody, guideUrl } from '../guide-list-body.js';
+import { guideListBody, guideUrl, renderSearchPage } from '../guide-list-body.js';
 import { negotiateContentCoding } from '../representation.js';
+import type { ContentCoding } from '../representation.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
@@ -30,6 +31,11 @@ const normalizeListQuery: preValidationHookHandler = (request, _reply, done) => 
   done();
 };
 
+function codingOf(request: FastifyRequest): { coding?: ContentCoding } {
+  const coding = negotiateContentCoding(request.headers['accept-encoding']);
+  return coding === undefined ? {} : { coding };
+}
+
 function httpDate(timestamp: string): string {
   return new Date(timestamp).toUTCString();
 }
@@ -50,20 +56,17 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
         const after = position?.kind === 'list' ? position.after : undefined;
         const page = await store.listPublishedGuides({ limit, ...(after ? { after } : {}) });
         const nextCursor = page.next ? codec.encode({ kind: 'list', after: page.next }) : undefined;
-        return { body: Buffer.from(guideListBody(page.items, base, nextCursor), 'utf8'), ...linkTo(limit, nextCursor) };
+        return { body: guideListBody(page.items, base, nextCursor), ...linkTo(limit, nextCursor) };
       }
       const query = parseSearchQuery(text);
-      if (query.terms.length === 0) return { body: Buffer.from(guideListBody([], base), 'utf8') };
+      if (query.terms.length === 0) return { body: guideListBody([], base) };
       const options = { query, limit, ...(position?.kind === 'search' ? { after: position.after } : {}) };
-      if (store.renderSearchPage) {
-        // Rendered where the search ran (a search worker): this thread only sends the bytes.
-        const coding = negotiateContentCoding(request.headers['accept-encoding']);
-        const rendered = await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...(coding ? { coding } : {}) });
-        return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
-      }
-      const page = await store.searchPublishedGuides(options);
-      const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
-      return { body: Buffer.from(guideListBody(page.items, base, nextCursor), 'utf8'), ...linkTo(limit, nextCursor) };
+      const rendered = store.renderSearchPage
+        // Rendered (and compressed, for the coding asked for) where the search ran, a search
+        // worker: this thread only sends the bytes.
+        ? await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
+        : renderSearchPage(await store.searchPublishedGuides(options), query.text, { urlBase: base, cursorKey: codec.signingKey });
+      return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
     });
   };
 
