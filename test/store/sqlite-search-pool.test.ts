@@ -60,17 +60,22 @@ function open(file: string, searchWorkers: number): GuideStore {
   return store;
 }
 
+/** The 200-guide generated corpus, imported, and opened once in this thread and once with `workers` search workers. */
+async function corpusStores(workers: number): Promise<{ inThread: GuideStore; pooled: GuideStore }> {
+  const dir = tempDir();
+  const file = path.join(dir, 'guides.db');
+  writeCorpus(path.join(dir, 'corpus'), { size: 200 });
+  const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+  const inThread = open(file, 0);
+  await inThread.importContent(loaded.content!);
+  return { inThread, pooled: open(file, workers) };
+}
+
 const TEXTS = ['the', 'food kitchen', 'a', 'th', 'allergen', '"of the"', 'staff sch', 'the of and to', 'menu "the"', 'zzzz'];
 
 describe('SQLite searches on worker threads', () => {
   it('answers many searches in flight at once, each with the page the calling thread would give', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 'guides.db');
-    writeCorpus(path.join(dir, 'corpus'), { size: 200 });
-    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
-    const inThread = open(file, 0);
-    await inThread.importContent(loaded.content!);
-    const pooled = open(file, 2);
+    const { inThread, pooled } = await corpusStores(2);
 
     const requests = Array.from({ length: 60 }, (_, i) => ({ query: parseSearchQuery(TEXTS[i % TEXTS.length]!), limit: 1 + (i % 7) }));
     const expected = await Promise.all(requests.map((request) => inThread.searchPublishedGuides(request)));
@@ -80,13 +85,7 @@ describe('SQLite searches on worker threads', () => {
   });
 
   it('renders a page on the worker as the body, hash, cursor and compressed bytes the event loop would make', async () => {
-    const dir = tempDir();
-    const file = path.join(dir, 'guides.db');
-    writeCorpus(path.join(dir, 'corpus'), { size: 200 });
-    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
-    const inThread = open(file, 0);
-    await inThread.importContent(loaded.content!);
-    const pooled = open(file, 1);
+    const { inThread, pooled } = await corpusStores(1);
     const cursorKey = Buffer.alloc(32, 7);
     const codec = createCursorCodec([cursorKey]);
     const urlBase = 'https://guides.example';
