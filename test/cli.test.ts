@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
+import { freePort } from './helpers/redis-server.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -145,7 +146,8 @@ describe('guides serve', () => {
     const dir = tempDir();
     const content = path.join(dir, 'content');
     cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
-    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    // A port the system reports free (a random one can collide with another connection's local port).
+    const port = await freePort();
     const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'warn' };
     const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));

@@ -12,6 +12,7 @@ import { chmodSync, chownSync, cpSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from './helpers/build-test-app.js';
+import { freePort } from './helpers/redis-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -42,7 +43,8 @@ interface Served {
 }
 
 async function serve(db: string, asNobody = false): Promise<Served> {
-  const port = 42_000 + Math.floor(Math.random() * 10_000);
+  // A port the system reports free (a random one can collide with another connection's local port).
+  const port = await freePort();
   const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY,
     // Searches here probe the database; on a busy machine the search budget could refuse one (503).
     SEARCH_MAX_LAG_MS: '0' };

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+import { freePort } from '../helpers/redis-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -45,16 +46,25 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
   writeVersion(alpha, 'Alpha');
   writeVersion(bravo, 'Bravo');
   execFileSync(process.execPath, [CLI, 'import', alpha], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl } });
-  const port = 43_000 + Math.floor(Math.random() * 10_000);
+  // A port the system reports free: a random one could be the local port of some other connection
+  // (this range is inside Linux's ephemeral ports), which made the server fail to listen (CI, Node 24).
+  const port = await freePort();
   const server = spawn(process.execPath, [CLI, 'serve'], {
     env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', CONTENT_POLL_MS: '50' },
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let serverErrors = '';
+  server.stderr!.on('data', (chunk: Buffer) => (serverErrors += chunk.toString()));
   cleanups.push(() => {
     server.kill('SIGKILL');
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100 && !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i += 1) await new Promise((r) => setTimeout(r, 100));
+  let isReady = false;
+  for (let i = 0; i < 100 && server.exitCode === null && !isReady; i += 1) {
+    isReady = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    if (!isReady) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(isReady, `the server did not become ready (exit ${server.exitCode}): ${serverErrors}`).toBe(true);
 
   const seen = { Alpha: 0, Bravo: 0 };
   const problems: string[] = [];
