@@ -79,9 +79,14 @@ export function compressBody(coding: ContentCoding, body: Uint8Array): Buffer {
   return coding === 'br' ? brotliCompressSync(body, brotliOptions(body)) : gzipSync(body, GZIP_OPTIONS);
 }
 
-/** compressBody on zlib's thread pool, leaving the event loop free meanwhile. */
-export function compressBodyOffLoop(coding: ContentCoding, body: Uint8Array): Promise<Buffer> {
-  return coding === 'br' ? brotliCompressAsync(body, brotliOptions(body)) : gzipAsync(body, GZIP_OPTIONS);
+/**
+ * compressBody on zlib's thread pool, leaving the event loop free meanwhile. `level` (brotli
+ * quality or gzip level) replaces the defaults, for bodies compressed once and kept long.
+ */
+export function compressBodyOffLoop(coding: ContentCoding, body: Uint8Array, level?: number): Promise<Buffer> {
+  return coding === 'br'
+    ? brotliCompressAsync(body, brotliOptions(body, level))
+    : gzipAsync(body, level === undefined ? GZIP_OPTIONS : { level });
 }
 
 /** The opaque part of a representation's strong ETag: a hash of its uncompressed body. */
