@@ -587,7 +587,22 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,
         });
         log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)`);
+        // The baseline answers the very bytes the service answered, and runs alternate with the
+        // service's (service, baseline, service, …): on a shared machine the capacity of the CPU
+        // drifts within a minute, and each ratio compares two neighbouring runs.
+        let baseJob: ((run: number, seconds: number) => LoadJob) | undefined;
+        if (scenario.hasBaseline) {
+          const reference = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
+          const response: BaselineResponse = {
+            status: reference.status,
+            headers: Object.fromEntries(Object.entries(reference.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
+            body: reference.body.toString('base64'),
+          };
+          await baseline.request<boolean>({ response });
+          baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: reference.status });
+        }
         await load.request<LoadResult>({ job: job(-1, options.warmup) });
+        if (baseJob) await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
         const runs: RunFigures[] = [];
         for (let run = 0; run < options.runs; run += 1) {
           let peak = 0;
@@ -598,19 +613,9 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           clearInterval(sampler);
           peak = Math.max(peak, rssKb(service.child.pid ?? 0));
           rssMaxKb = Math.max(rssMaxKb, peak);
-          runs.push({ app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0 });
-        }
-        if (scenario.hasBaseline) {
-          const reference = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
-          const response: BaselineResponse = {
-            status: reference.status,
-            headers: Object.fromEntries(Object.entries(reference.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
-            body: reference.body.toString('base64'),
-          };
-          await baseline.request<boolean>({ response });
-          const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: reference.status });
-          await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
-          for (let run = 0; run < options.runs; run += 1) (runs[run] as RunFigures).baseline = await load.request<LoadResult>({ job: baseJob(run, options.duration) });
+          const figures: RunFigures = { app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0 };
+          if (baseJob) figures.baseline = await load.request<LoadResult>({ job: baseJob(run, options.duration) });
+          runs.push(figures);
         }
         const rps = median(runs.map((r) => r.app.requestsPerSecond));
         const baseRps = scenario.hasBaseline ? median(runs.map((r) => r.baseline?.requestsPerSecond ?? Number.NaN)) : undefined;
@@ -625,7 +630,8 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           ...(baseRps !== undefined ? {
             baselineRequestsPerSecond: baseRps,
             baselineP99Ms: median(runs.map((r) => r.baseline?.p99Ms ?? Number.NaN)),
-            ratio: rps / baseRps,
+            // The median of the runs' ratios, each to the baseline run right after it.
+            ratio: median(runs.map((r) => r.app.requestsPerSecond / (r.baseline?.requestsPerSecond ?? Number.NaN))),
           } : {}),
           responseBytes: sample.body.length,
           isUncached: scenario.isUncached,
