@@ -14,6 +14,7 @@ import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
 import { registerCompression } from './http/plugins/compression.js';
+import { registerEarlyAnswers } from './http/plugins/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
@@ -167,7 +168,9 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const loadShedding = registerLoadShedding(app, config);
   const searchBudget = registerSearchBudget(app, config);
   registerCompression(app);
-  registerMetrics(app, { cache, rateLimit, loadShedding, searchBudget, connections });
+  const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget, connections });
+  // Outermost: a cache hit is answered before the search budget and Fastify look at the request.
+  registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));
 
   const context: RouteContext = { config, store, cache, cursorCodec };

@@ -4,7 +4,10 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { RequestListener } from 'node:http';
 import path from 'node:path';
+import lightMyRequest from 'light-my-request';
+import type { InjectOptions } from 'light-my-request';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
@@ -38,6 +41,21 @@ export function makeTempDir(prefix = 'guides-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
 
+/**
+ * Makes app.inject(options) go the way requests from the network go: into the HTTP server's
+ * request listener, so through what stands in front of Fastify (early answers of cache hits,
+ * early search refusals) as well as Fastify. Fastify's own inject enters Fastify directly.
+ */
+export function injectThroughServer(app: App): void {
+  const fastifyInject = app.inject.bind(app) as (options?: unknown, callback?: unknown) => unknown;
+  const [listener] = app.server.listeners('request') as RequestListener[];
+  if (listener === undefined) throw new Error('the app has no request listener');
+  (app as { inject: unknown }).inject = (options?: unknown, callback?: unknown): unknown => {
+    if (options === undefined || typeof callback === 'function' || typeof options === 'string') return fastifyInject(options, callback);
+    return lightMyRequest(listener, options as InjectOptions);
+  };
+}
+
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = makeTempDir();
   const config = loadConfig({
@@ -57,6 +75,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (content !== 'none') await store.importContent(content);
   const app = buildApp({ config, store, logger: false });
   await app.ready();
+  injectThroughServer(app);
   // Every response a test sees through app.inject is checked against the published document.
   checkEveryInjectedResponse(app);
   return {

@@ -12,6 +12,7 @@
  * the uncompressed body. If-None-Match matches any coding of the current content (a client that
  * switched codings still gets its 304); the 304 carries the tag of the coding this request selects.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding, representationHash } from '../representation.js';
 import type { ContentCoding } from '../representation.js';
@@ -40,7 +41,42 @@ interface RenderedCommon {
 interface Variant {
   body: Buffer;
   etag: string;
+  /** The headers Fastify sent with this variant, by status, less the per-request ones (early-answers.ts). */
+  sent?: { 200?: SentHeaders; 304?: SentHeaders };
 }
+
+/** What a response of a representation was sent with, to send again without Fastify. */
+export interface SentHeaders {
+  headers: OutgoingHttpHeaders;
+  /** The route pattern, for metrics and the request log. */
+  route: string;
+}
+
+/** Headers that belong to one request or connection, never to a representation. */
+const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set(['x-request-id', 'ratelimit', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/** A cache hit found by request target, ready to be sent as it was sent before. */
+export interface UrlHit {
+  status: 200 | 304;
+  /** Undefined for a 304. */
+  body: Buffer | undefined;
+  sent: SentHeaders;
+  /** Records the hit (statistics and LRU recency); call it when the hit is answered. */
+  count(): void;
+}
+
+export interface ServeOptions {
+  /**
+   * The request target alone (with Accept-Encoding and If-None-Match) picks the representation:
+   * no other request header changes it. Such a representation, once sent, can be found by its
+   * URL and sent again before Fastify (findByUrl, early-answers.ts).
+   */
+  identifiedByUrl?: boolean;
+}
+
+/** Request targets remembered for findByUrl, and their characters in all; beyond either the oldest are forgotten. */
+const MAX_URLS = 10_000;
+const MAX_URL_CHARACTERS = 2 * 1024 * 1024;
 
 interface Representation {
   version: number;
@@ -68,6 +104,8 @@ export interface CacheOptions {
 /** Counters read by /metrics; plain numbers so the request path pays an increment, nothing more. */
 export interface CacheStats {
   hits: number;
+  /** Hits answered before Fastify (early-answers.ts), also counted in `hits`. */
+  earlyHits: number;
   misses: number;
   compressions: Record<ContentCoding, number>;
 }
@@ -90,8 +128,11 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
 
 export function createRepresentationCache(options: CacheOptions) {
   const entries = new Map<string, Representation>();
+  /** Request targets (as received) of representations identified by URL, and the cache key each names. */
+  const urls = new Map<string, string>();
+  let urlCharacters = 0;
   let bytes = 0;
-  const stats: CacheStats = { hits: 0, misses: 0, compressions: { br: 0, gzip: 0 } };
+  const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, compressions: { br: 0, gzip: 0 } };
 
   function evictBeyondLimits(): void {
     for (const [oldKey, old] of entries) {
@@ -151,18 +192,63 @@ export function createRepresentationCache(options: CacheOptions) {
     return variant;
   }
 
-  function answer(request: FastifyRequest, reply: FastifyReply, key: string, representation: Representation): void {
+  /**
+   * Remembers the request target, and the first time a variant is sent with a status, the headers
+   * it went out with (as they are once every hook has run: read when the response has finished).
+   */
+  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304): void {
+    const url = request.originalUrl;
+    if (!urls.has(url)) {
+      urls.set(url, key);
+      urlCharacters += url.length;
+      for (const old of urls.keys()) {
+        if (urls.size <= MAX_URLS && urlCharacters <= MAX_URL_CHARACTERS) break;
+        forgetUrl(old);
+      }
+    }
+    if (variant.sent?.[status] !== undefined) return;
+    const route = request.routeOptions.url ?? request.url;
+    reply.raw.once('finish', () => {
+      if (reply.statusCode !== status) return;
+      const headers: OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(reply.getHeaders())) {
+        if (value !== undefined && !PER_REQUEST_HEADERS.has(name)) headers[name] = value;
+      }
+      variant.sent = { ...variant.sent, [status]: { headers, route } };
+    });
+  }
+
+  function answer(request: FastifyRequest, reply: FastifyReply, key: string, representation: Representation, serveOptions: ServeOptions): void {
     const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
     const variant = coding === undefined ? representation.identity : variantOf(key, representation, coding);
     reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
     if (representation.lastModified) reply.header('last-modified', representation.lastModified);
     if (representation.link) reply.header('link', representation.link);
-    if (ifNoneMatchHits(request.headers['if-none-match'], representation.etags)) {
+    const status = ifNoneMatchHits(request.headers['if-none-match'], representation.etags) ? 304 : 200;
+    if (serveOptions.identifiedByUrl && request.method === 'GET') learn(request, reply, key, variant, status);
+    if (status === 304) {
       reply.code(304).send();
       return;
     }
     if (coding !== undefined) reply.header('content-encoding', coding);
     reply.type(representation.contentType).send(variant.body);
+  }
+
+  function forgetUrl(url: string): void {
+    if (urls.delete(url)) urlCharacters -= url.length;
+  }
+
+  /** The representation under `key` if it is of the current content version. */
+  function current(key: string): Representation | undefined {
+    const cached = entries.get(key);
+    return cached !== undefined && cached.version === options.currentVersion() ? cached : undefined;
+  }
+
+  function touch(key: string, representation: Representation): void {
+    stats.hits += 1;
+    // Refresh recency for the LRU.
+    entries.delete(key);
+    entries.set(key, representation);
   }
 
   return {
@@ -175,22 +261,47 @@ export function createRepresentationCache(options: CacheOptions) {
     stats,
     clear(): void {
       entries.clear();
+      urls.clear();
+      urlCharacters = 0;
       bytes = 0;
+    },
+    /**
+     * A cached representation for a request target as received (`GET` only), in the variant
+     * the request's Accept-Encoding selects, as a 200 or (If-None-Match) a 304, if it has been
+     * sent that way before; else undefined, and the request goes the ordinary way. Synchronous.
+     */
+    findByUrl(url: string, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
+      const key = urls.get(url);
+      if (key === undefined) return undefined;
+      const representation = current(key);
+      if (representation === undefined) {
+        forgetUrl(url);
+        return undefined;
+      }
+      const coding = representation.isCompressible ? negotiateContentCoding(acceptEncoding) : undefined;
+      const variant = coding === undefined ? representation.identity : representation[coding];
+      const status = ifNoneMatchHits(ifNoneMatch, representation.etags) ? 304 : 200;
+      const sent = variant?.sent?.[status];
+      if (variant === undefined || sent === undefined) return undefined;
+      return {
+        status, body: status === 200 ? variant.body : undefined, sent,
+        count: () => {
+          stats.earlyHits += 1;
+          touch(key, representation);
+        },
+      };
     },
     /**
      * Answers from the cache, or renders, caches and answers. `key` must identify the representation
      * fully. A hit is answered synchronously (no promise, no microtask turn); a miss returns the
      * promise of its rendering.
      */
-    serve(request: FastifyRequest, reply: FastifyReply, key: string, render: () => Promise<Rendered>): Promise<void> | undefined {
+    serve(request: FastifyRequest, reply: FastifyReply, key: string, render: () => Promise<Rendered>, serveOptions: ServeOptions = {}): Promise<void> | undefined {
       const version = options.currentVersion();
-      const cached = entries.get(key);
-      if (cached !== undefined && cached.version === version) {
-        stats.hits += 1;
-        // Refresh recency for the LRU.
-        entries.delete(key);
-        entries.set(key, cached);
-        answer(request, reply, key, cached);
+      const cached = current(key);
+      if (cached !== undefined) {
+        touch(key, cached);
+        answer(request, reply, key, cached, serveOptions);
         return undefined;
       }
       stats.misses += 1;
@@ -208,7 +319,7 @@ export function createRepresentationCache(options: CacheOptions) {
           const body = await compressBodyOffLoop(coding, representation.identity.body);
           if (!representation[coding]) keepVariant(key, representation, coding, body);
         }
-        answer(request, reply, key, representation);
+        answer(request, reply, key, representation, serveOptions);
       });
     },
   };

@@ -1,3 +1,4 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -12,4 +13,21 @@ export function hooksOf<T>(value: T | T[] | undefined): T[] {
 
 export function globalPlugin<T extends (instance: FastifyInstance) => Promise<void>>(plugin: T): T {
   return Object.assign(plugin, { [Symbol.for('skip-override')]: true });
+}
+
+/**
+ * Puts `front` before the request listener of the server Fastify created (Fastify's own, or one
+ * already put in front of it): `front` answers a request itself or passes it on with `next`.
+ * Fastify's app.inject does not go through it; requests from the network do.
+ */
+export function inFrontOfFastify(
+  app: FastifyInstance,
+  front: (request: IncomingMessage, response: ServerResponse, next: RequestListener) => void,
+): void {
+  const server = app.server;
+  const listeners = server.listeners('request') as RequestListener[];
+  if (listeners.length !== 1) throw new Error(`expected one request listener on the server, found ${listeners.length}`);
+  const [next] = listeners as [RequestListener];
+  server.removeListener('request', next);
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => front(request, response, next));
 }

@@ -18,9 +18,16 @@ export interface LoadSheddingStats {
   shed: number;
 }
 
-export function registerLoadShedding(app: FastifyInstance, config: Config): LoadSheddingStats {
+export interface LoadShedding {
+  stats: LoadSheddingStats;
+  /** Whether the event loop is over its delay limit now (requests that reach Fastify are then shed). */
+  isUnderPressure(): boolean;
+}
+
+export function registerLoadShedding(app: FastifyInstance, config: Config): LoadShedding {
   const stats: LoadSheddingStats = { shed: 0 };
-  if (config.maxEventLoopDelayMs === 0) return stats;
+  if (config.maxEventLoopDelayMs === 0) return { stats, isUnderPressure: () => false };
+  let isUnderPressure = (): boolean => false;
   const overloaded = new AppError('service-unavailable', 'The server is overloaded right now. Retry after the number of seconds in Retry-After.',
     { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
   // Start-up (schema compilation, plugin loading) blocks the loop once; the first samples after
@@ -43,6 +50,7 @@ export function registerLoadShedding(app: FastifyInstance, config: Config): Load
         return Promise.reject(overloaded);
       },
     });
+    isUnderPressure = (): boolean => instance.isUnderPressure();
   }));
-  return stats;
+  return { stats, isUnderPressure: () => isUnderPressure() };
 }

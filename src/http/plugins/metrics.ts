@@ -113,6 +113,13 @@ export function createAppRegistry(sources: MetricsSources) {
       this.labels('miss').inc(cache.stats.misses);
     },
   });
+  new Counter({
+    name: 'guides_early_answers_total', help: 'Cache hits answered in the HTTP server\'s request listener, before Fastify (also counted as hits).', registers,
+    collect() {
+      this.reset();
+      this.inc(cache.stats.earlyHits);
+    },
+  });
   new Gauge({
     name: 'guides_cache_entries', help: 'Representations held in the cache.', registers,
     collect() {
@@ -217,8 +224,11 @@ function clusterMetricsText(): Promise<string | undefined> {
   });
 }
 
-/** Registers the per-request observation and GET /metrics. */
-export function registerMetrics(app: FastifyInstance, sources: MetricsSources): void {
+/** Counts one answered request in http_requests_total and http_request_duration_seconds. */
+export type ObserveRequest = (method: string, route: string, status: number, seconds: number) => void;
+
+/** Registers the per-request observation and GET /metrics; returns the observation, for requests answered before Fastify. */
+export function registerMetrics(app: FastifyInstance, sources: MetricsSources): ObserveRequest {
   const { registry, observe } = createAppRegistry(sources);
   const isWorker = cluster.isWorker && typeof process.send === 'function';
   if (isWorker) {
@@ -242,4 +252,5 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
       return reply.header('cache-control', 'no-store').type(merged.contentType).send(text);
     });
   }));
+  return observe;
 }

@@ -74,5 +74,5 @@ export function registerOpenApiRoute(app: App, { cache, store }: RouteContext): 
     cache.serve(request, reply, 'openapi', async () => {
       const [product, resources] = await Promise.all([store.getProduct(), store.getResources()]);
       return { payload: withProductInfo(app.swagger() as unknown as OpenApiDocument, product, resources) };
-    }));
+    }, { identifiedByUrl: true }));
 }

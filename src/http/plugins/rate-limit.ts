@@ -22,6 +22,7 @@
  * counters: no request waits on Redis (no offline queue, a short command timeout, and a pause
  * before trying Redis again), the outage is logged once and counted in metrics.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Redis as RedisClient } from 'ioredis';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
@@ -132,27 +133,61 @@ export interface RateLimitOptions {
   config: Config;
 }
 
+/** RateLimit headers for a request counted outside Fastify, or `over` (Fastify then answers the 429). */
+export type EarlyCount = { over: false; headers: Record<'ratelimit-policy' | 'ratelimit', string> } | { over: true };
+
+export interface RateLimiter {
+  stats: RateLimitStats;
+  /**
+   * Counts a request answered before Fastify (early-answers.ts) against client `ip`; undefined
+   * when rate limiting is off. A request over its budget is marked as counted and must then be
+   * handed to Fastify, whose hook answers the 429 from that count instead of counting it again.
+   */
+  countEarly(raw: IncomingMessage, ip: string, log: FastifyBaseLogger): EarlyCount | Promise<EarlyCount> | undefined;
+}
+
+const COUNTED = Symbol('guides.rateLimitCount');
+type CountedRequest = IncomingMessage & { [COUNTED]?: { count: number; now: number } };
+
 /**
  * Registers the limiter as an application-wide onRequest hook (register it after CORS, so a 429
- * still carries the CORS headers). Returns the counters /metrics reads.
+ * still carries the CORS headers). Returns the counters /metrics reads, and the count for early answers.
  */
-export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOptions): RateLimitStats {
+export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOptions): RateLimiter {
   const stats: RateLimitStats = { limited: 0, storeErrors: 0 };
   const limit = config.rateLimitPerMinute;
-  if (limit === 0) return stats;
+  if (limit === 0) return { stats, countEarly: () => undefined };
   const policy = `"${RATE_LIMIT_POLICY_NAME}";q=${limit};w=${WINDOW_MS / 1000}`;
   const countLocally = createMemoryCounter();
   let redis: RedisCounter | undefined;
   let redisPausedUntil = 0;
 
+  const resetSecondsAt = (now: number): number => Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
+  const remaining = (count: number, now: number): string => `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSecondsAt(now)}`;
+
   const decide = (reply: FastifyReply, count: number, now: number): AppError | undefined => {
-    const resetSeconds = Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
     reply.header('ratelimit-policy', policy);
-    reply.header('ratelimit', `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`);
+    reply.header('ratelimit', remaining(count, now));
     if (count <= limit) return undefined;
     stats.limited += 1;
+    const resetSeconds = resetSecondsAt(now);
     return new AppError('rate-limited', `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
       { headers: { 'retry-after': String(resetSeconds) } });
+  };
+
+  /** This request's count for the client in the current window: in Redis when it answers, else in-process. */
+  const count = (ip: string, now: number, log: FastifyBaseLogger): number | Promise<number> => {
+    const windowId = Math.floor(now / WINDOW_MS);
+    const key = clientKey(ip);
+    if (redis === undefined || now < redisPausedUntil) return countLocally(key, windowId);
+    // Keys expire a second after their window ends, so Redis holds about one minute of counters.
+    const ttlMs = WINDOW_MS - (now % WINDOW_MS) + 1000;
+    return redis.count(key, windowId, ttlMs).catch((err: unknown) => {
+      stats.storeErrors += 1;
+      redisPausedUntil = Date.now() + REDIS_RETRY_PAUSE_MS;
+      log.debug({ err }, 'rate-limit Redis call failed: counted in-process');
+      return countLocally(key, windowId);
+    });
   };
 
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
@@ -165,24 +200,26 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
       done();
       return;
     }
-    const now = Date.now();
-    const windowId = Math.floor(now / WINDOW_MS);
-    const key = clientKey(request.ip);
-    if (redis === undefined || now < redisPausedUntil) {
-      done(decide(reply, countLocally(key, windowId), now));
+    const early = (request.raw as CountedRequest)[COUNTED];
+    if (early !== undefined) {
+      done(decide(reply, early.count, early.now));
       return;
     }
-    // Keys expire a second after their window ends, so Redis holds about one minute of counters.
-    const ttlMs = WINDOW_MS - (now % WINDOW_MS) + 1000;
-    redis.count(key, windowId, ttlMs).then(
-      (count) => done(decide(reply, count, now)),
-      (err: unknown) => {
-        stats.storeErrors += 1;
-        redisPausedUntil = Date.now() + REDIS_RETRY_PAUSE_MS;
-        request.log.debug({ err }, 'rate-limit Redis call failed: counted in-process');
-        done(decide(reply, countLocally(key, windowId), now));
-      },
-    );
+    const now = Date.now();
+    const counted = count(request.ip, now, request.log);
+    if (typeof counted === 'number') done(decide(reply, counted, now));
+    else void counted.then((n) => done(decide(reply, n, now)));
+  };
+
+  const countEarly = (raw: IncomingMessage, ip: string, log: FastifyBaseLogger): EarlyCount | Promise<EarlyCount> => {
+    const now = Date.now();
+    const settle = (n: number): EarlyCount => {
+      if (n <= limit) return { over: false, headers: { 'ratelimit-policy': policy, ratelimit: remaining(n, now) } };
+      (raw as CountedRequest)[COUNTED] = { count: n, now };
+      return { over: true };
+    };
+    const counted = count(ip, now, log);
+    return typeof counted === 'number' ? settle(counted) : counted.then(settle);
   };
 
   app.register(globalPlugin(async (instance) => {
@@ -195,5 +232,5 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
       instance.addHook('onClose', async () => redis?.close());
     }
   }));
-  return stats;
+  return { stats, countEarly };
 }

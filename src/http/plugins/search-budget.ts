@@ -32,13 +32,13 @@
  * Node's own pipelining back-pressure (socket._paused and its parser, which Node 20 to 24 have);
  * where those are missing, connections are not held and only the refusals' low cost remains.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, problemBody } from '../problems.js';
 import { requestIdFor } from '../request-id.js';
-import { globalPlugin, hooksOf } from './global-plugin.js';
+import { globalPlugin, hooksOf, inFrontOfFastify } from './global-plugin.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
 const REFUSAL_DETAIL = 'Too many searches are running right now. Retry after the number of seconds in Retry-After; reading guides is not affected.';
@@ -156,16 +156,9 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     if (last !== undefined && now - last < RETRY_AFTER_MS) holdConnection(request.socket, RETRY_AFTER_MS * (1 + Math.random()));
     return true;
   };
-  // In front of Fastify's own listener on the server it created.
-  const server = app.server;
-  const fastifyListeners = server.listeners('request') as RequestListener[];
-  if (fastifyListeners.length === 1) {
-    const [fastifyListener] = fastifyListeners as [RequestListener];
-    server.removeListener('request', fastifyListener);
-    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      if (!refuseEarly(request, response)) fastifyListener(request, response);
-    });
-  }
+  inFrontOfFastify(app, (request, response, next) => {
+    if (!refuseEarly(request, response)) next(request, response);
+  });
 
   const release = (request: FastifyRequest): void => {
     if (counted.delete(request)) stats.inFlight -= 1;

@@ -155,7 +155,7 @@ export function registerDiscoveryRoutes(app: App, { config, store, cache }: Rout
     const [product, guides, resources] = await Promise.all([store.getProduct(), store.listPublishedIndex(), store.getResources()]);
     if (!product) throw new AppError('service-unavailable', 'No content has been imported yet.', { headers: { 'retry-after': '30' } });
     return { payload: renderLlmsTxt(base, product, guides, resources), contentType: LLMS_TXT_TYPE };
-  }));
+  }, { identifiedByUrl: true }));
 
   app.get(API_CATALOG_PATH, { schema: { hide: true } }, (request, reply) => cache.serve(request, reply, 'api-catalog', async () => {
     const links = [...builtInLinks(base), ...(await store.getResources())];
@@ -165,7 +165,7 @@ export function registerDiscoveryRoutes(app: App, { config, store, cache }: Rout
       // RFC 9727 §2: GET and HEAD name the catalog with the api-catalog relation.
       link: `<${base}${API_CATALOG_PATH}>; rel="api-catalog"`,
     };
-  }));
+  }, { identifiedByUrl: true }));
 
   app.get('/problems/:name', {
     schema: { hide: true, params: Type.Object({ name: Type.String({ pattern: '^[a-z]+(?:-[a-z]+)*$', maxLength: 64 }) }) },

@@ -36,6 +36,9 @@ function codingOf(request: FastifyRequest): { coding?: ContentCoding } {
   return coding === undefined ? {} : { coding };
 }
 
+/** These representations depend on the request target alone (and its codings and validators). */
+const BY_URL = { identifiedByUrl: true } as const;
+
 function httpDate(timestamp: string): string {
   return new Date(timestamp).toUTCString();
 }
@@ -67,7 +70,7 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
         ? await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
         : renderSearchPage(await store.searchPublishedGuides(options), query.text, { urlBase: base, cursorKey: codec.signingKey });
       return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
-    });
+    }, BY_URL);
   };
 
   app.get('/api/v1/guides', {
@@ -120,5 +123,5 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
     const guide = await store.getPublishedGuide(request.params.slug);
     if (!guide) throw new NotFoundError();
     return { payload: withUrl(guide), lastModified: httpDate(guide.updatedAt) };
-  }));
+  }, BY_URL));
 }

@@ -49,5 +49,5 @@ export function registerProductRoutes(app: App, { config, store, cache }: RouteC
       },
     };
     return { payload };
-  }));
+  }, { identifiedByUrl: true }));
 }

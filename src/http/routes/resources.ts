@@ -31,5 +31,5 @@ export function registerResourceRoutes(app: App, { config, store, cache }: Route
   }, (request, reply) => cache.serve(request, reply, 'resources', async () => {
     const payload: Resources = { links: [...builtInLinks(config.publicBaseUrl), ...(await store.getResources())] };
     return { payload };
-  }));
+  }, { identifiedByUrl: true }));
 }

@@ -208,6 +208,29 @@ describe.runIf(hasSharedRedis)('rate limits shared through the real Redis', () =
     expect(await redis.pttl(keys[0]!)).toBeGreaterThan(0);
     expect(await redis.pttl(keys[0]!)).toBeLessThanOrEqual(61_000);
   });
+
+  it('counts requests answered before Fastify (cache hits) in the shared budget too', async () => {
+    const keyPrefix = `${prefix}early:`;
+    const env = { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: SHARED_REDIS_URL, RATE_LIMIT_KEY_PREFIX: keyPrefix };
+    const a = await app(env);
+    const b = await app(env);
+    await awayFromWindowEnd();
+    const remote = { remoteAddress: '198.51.100.51' };
+    const early = async (): Promise<number> => Number(/^guides_early_answers_total (\d+)$/m.exec((await a.app.inject({ url: '/metrics' })).body)?.[1]);
+    const before = await early();
+    const left: number[] = [];
+    for (let i = 0; i < 3; i += 1) left.push(remaining((await a.app.inject({ url: '/api/v1/product', ...remote })).headers.ratelimit));
+    expect(await early()).toBe(before + 2);
+    left.push(remaining((await b.app.inject({ url: '/api/v1/product', ...remote })).headers.ratelimit));
+    expect(left).toEqual([3, 2, 1, 0]);
+    const limited = await a.app.inject({ url: '/api/v1/product', ...remote });
+    expect(limited.statusCode).toBe(429);
+    expect(await early()).toBe(before + 2);
+    const keys = await redis.keys(`${keyPrefix}*`);
+    expect(keys).toHaveLength(1);
+    // Five requests, each counted once: the early answer that found the budget spent handed its count to the 429.
+    expect(await redis.get(keys[0]!)).toBe('5');
+  });
 });
 
 const hasRedisServer = await requireRedisServerBinary('fail-open when Redis dies');
