@@ -26,7 +26,7 @@
  * like any other, so it is answered even while the search budget refuses new searches: it costs
  * no search.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
@@ -56,6 +56,9 @@ function clientAddress(config: Config): (request: IncomingMessage) => string {
   };
 }
 
+/** Log levels at which every request is logged (the request line is at info). */
+const INFO_OR_FINER: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
+
 function hasBody(request: IncomingMessage): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -66,15 +69,19 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
   const addressOf = clientAddress(config);
   let closing = false;
 
-  const send = (request: IncomingMessage, response: ServerResponse, hit: UrlHit, startedAt: number, limitHeaders?: EarlyCount & { over: false }): void => {
+  const send = (request: IncomingMessage, response: ServerResponse, hit: UrlHit, startedAt: number, rateLimitValue?: string): void => {
     const requestId = requestIdFor(request.headers);
-    const headers: OutgoingHttpHeaders = { ...hit.sent.headers, 'x-request-id': requestId, ...limitHeaders?.headers };
+    // A flat list costs writeHead a twentieth of what copying the headers into an object does.
+    const headers = [...hit.sent.headers, 'x-request-id', requestId];
+    if (rateLimitValue !== undefined) headers.push('ratelimit', rateLimitValue);
     hit.count();
     response.writeHead(hit.status, headers);
     response.end(hit.body);
     const seconds = (performance.now() - startedAt) / 1000;
     observe('GET', hit.sent.route, hit.status, seconds);
-    log.info({ requestId, method: 'GET', route: hit.sent.route, status: hit.status, durationMs: Math.round(seconds * 100_000) / 100 }, 'request');
+    if (INFO_OR_FINER.has(log.level)) {
+      log.info({ requestId, method: 'GET', route: hit.sent.route, status: hit.status, durationMs: Math.round(seconds * 100_000) / 100 }, 'request');
+    }
   };
 
   const answerEarly = (request: IncomingMessage, response: ServerResponse, next: RequestListener): void => {
@@ -95,7 +102,7 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
     }
     const settle = (result: EarlyCount): void => {
       if (result.over) next(request, response);
-      else send(request, response, hit, startedAt, result);
+      else send(request, response, hit, startedAt, result.rateLimit);
     };
     if ('over' in counted) settle(counted);
     else void counted.then(settle);

@@ -133,8 +133,11 @@ export interface RateLimitOptions {
   config: Config;
 }
 
-/** RateLimit headers for a request counted outside Fastify, or `over` (Fastify then answers the 429). */
-export type EarlyCount = { over: false; headers: Record<'ratelimit-policy' | 'ratelimit', string> } | { over: true };
+/**
+ * The RateLimit header of a request counted outside Fastify, or `over` (Fastify then answers the
+ * 429). RateLimit-Policy is the same on every response, so it is in what Fastify sent already.
+ */
+export type EarlyCount = { over: false; rateLimit: string } | { over: true };
 
 export interface RateLimiter {
   stats: RateLimitStats;
@@ -214,7 +217,7 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   const countEarly = (raw: IncomingMessage, ip: string, log: FastifyBaseLogger): EarlyCount | Promise<EarlyCount> => {
     const now = Date.now();
     const settle = (n: number): EarlyCount => {
-      if (n <= limit) return { over: false, headers: { 'ratelimit-policy': policy, ratelimit: remaining(n, now) } };
+      if (n <= limit) return { over: false, rateLimit: remaining(n, now) };
       (raw as CountedRequest)[COUNTED] = { count: n, now };
       return { over: true };
     };
