@@ -1,5 +1,7 @@
 /** HTTP caching through app.inject: validators, conditional requests, Cache-Control and Vary. */
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRepresentationCache } from '../../../src/http/plugins/caching.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
@@ -117,6 +119,58 @@ describe('HTTP caching', () => {
       expect(after.json<{ title: string }>().title).toBe('Renamed');
     } finally {
       await live.close();
+    }
+  });
+});
+
+describe('the representation cache', () => {
+  /** A real Fastify app with one cached route, whose renderings are counted. */
+  async function cachedRoute(limits: { maxEntries: number; maxBytes: number }) {
+    const cache = createRepresentationCache({ ...limits, cacheControl: 'public, max-age=60', currentVersion: () => 1 });
+    const rendered: string[] = [];
+    const app = Fastify();
+    app.get('/things/:name', (request, reply) => {
+      const { name } = request.params as { name: string };
+      return cache.serve(request, reply, name, async () => {
+        rendered.push(name);
+        return { payload: name.repeat(100), contentType: 'text/plain; charset=utf-8' };
+      });
+    });
+    await app.ready();
+    const get = async (name: string): Promise<void> => {
+      expect((await app.inject({ url: `/things/${name}` })).statusCode).toBe(200);
+    };
+    return { app, cache, rendered, get };
+  }
+
+  it('evicts the least recently used representation, a hit counting as a use', async () => {
+    const { app, cache, rendered, get } = await cachedRoute({ maxEntries: 3, maxBytes: 1_000_000 });
+    try {
+      for (const name of ['a', 'b', 'c', 'a', 'd']) await get(name);
+      // d evicted b (a was used after b); a and c are still there, b is rendered again.
+      for (const name of ['a', 'c', 'd', 'b']) await get(name);
+      expect(rendered).toEqual(['a', 'b', 'c', 'd', 'b']);
+      expect(cache.size).toBe(3);
+      expect(cache.stats).toMatchObject({ hits: 4, misses: 5 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('evicts by bytes too, oldest first, and keeps its byte count exact', async () => {
+    // Each body is 100 bytes: room for two.
+    const { app, cache, rendered, get } = await cachedRoute({ maxEntries: 100, maxBytes: 250 });
+    try {
+      for (const name of ['a', 'b', 'c', 'b', 'a']) await get(name);
+      expect(rendered).toEqual(['a', 'b', 'c', 'a']);
+      expect(cache.size).toBe(2);
+      expect(cache.bytes).toBe(200);
+      cache.clear();
+      expect(cache.bytes).toBe(0);
+      await get('b');
+      expect(rendered.at(-1)).toBe('b');
+    } finally {
+      await app.close();
     }
   });
 });
