@@ -164,6 +164,31 @@ describe('search budget', () => {
     other.destroy();
   });
 
+  it('answers a search page it has cached even while the budget refuses new searches (it costs no search)', async () => {
+    const dir = makeTempDir('search-budget-');
+    const inner = createSqliteGuideStore(`${dir}/guides.db`);
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Every search but "menu" waits until released.
+    const store: GuideStore = { ...inner, searchPublishedGuides: async (options) => {
+      if (options.query.text !== 'menu') await held;
+      return inner.searchPublishedGuides(options);
+    } };
+    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '1', SEARCH_MAX_LAG_MS: '0', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    const port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
+    const agent = new http.Agent({ keepAlive: false });
+    const cached = await get(port, '/api/v1/guides?q=menu', agent);
+    expect(cached.status).toBe(200);
+    const first = get(port, '/api/v1/guides?q=kitchen', agent);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await get(port, '/api/v1/guides?q=staff', agent)).status).toBe(503);
+    const again = await get(port, '/api/v1/guides?q=menu', agent);
+    expect(again.status).toBe(200);
+    expect(again.body).toBe(cached.body);
+    release();
+    expect((await first).status).toBe(200);
+  });
+
   it('can be turned off with SEARCH_CONCURRENCY=0', async () => {
     t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
     const { searches } = await burst(t);
