@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { RequestListener } from 'node:http';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import lightMyRequest from 'light-my-request';
 import type { InjectOptions } from 'light-my-request';
 import { buildApp } from '../../src/app.js';
@@ -35,6 +36,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Open your own store (for instance PostgreSQL); default: a fresh SQLite file. */
   store?: GuideStore;
+  /** A pino logger to read the app's log lines; default: none. */
+  logger?: FastifyBaseLogger;
 }
 
 export function makeTempDir(prefix = 'guides-test-'): string {
@@ -73,7 +76,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   await store.migrate();
   const content = options.content ?? (await loadSampleContent());
   if (content !== 'none') await store.importContent(content);
-  const app = buildApp({ config, store, logger: false });
+  const app = buildApp({ config, store, logger: options.logger ?? false });
   await app.ready();
   injectThroughServer(app);
   // Every response a test sees through app.inject is checked against the published document.

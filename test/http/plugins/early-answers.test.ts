@@ -3,20 +3,14 @@
  * reads guides_early_answers_total from /metrics, so it knows which way a request went, and
  * compares early answers with the answer Fastify gives to the same request.
  */
-import { rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
+import { buildTestApp } from '../../helpers/build-test-app.js';
+import type { TestApp } from '../../helpers/build-test-app.js';
 import type { App } from '../../../src/http/app-types.js';
-import type { GuideStore } from '../../../src/store/guide-store.js';
-import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
-import { injectThroughServer, makeTempDir, TEST_BASE_URL } from '../../helpers/build-test-app.js';
-import { checkEveryInjectedResponse } from '../../helpers/contract.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 import { loadSampleContent } from '../../helpers/sample-content.js';
 
@@ -26,21 +20,14 @@ const PER_REQUEST = ['x-request-id', 'ratelimit', 'date', 'connection', 'keep-al
 
 interface LogLine { msg: string; requestId?: string; [key: string]: unknown }
 
-interface Harness {
-  app: App;
-  store: GuideStore;
+interface Harness extends TestApp {
   /** guides_early_answers_total now (read through Fastify: /metrics is never an early answer). */
   early(): Promise<number>;
   logs: LogLine[];
-  close(): Promise<void>;
 }
 
-async function harness(env: Record<string, string> = {}): Promise<Harness> {
-  const dir = makeTempDir();
-  const file = path.join(dir, 'guides.db');
-  const store = createSqliteGuideStore(file);
-  await store.migrate();
-  await store.importContent(await loadSampleContent());
+/** buildTestApp with its log lines collected (at `logLevel`) and the early-answer count at hand. */
+async function harness(env: Record<string, string> = {}, logLevel = 'silent'): Promise<Harness> {
   const logs: LogLine[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -48,27 +35,16 @@ async function harness(env: Record<string, string> = {}): Promise<Harness> {
       callback();
     },
   });
-  const config = loadConfig({
-    DATABASE_URL: `sqlite:${file}`, PUBLIC_BASE_URL: TEST_BASE_URL, MAX_EVENT_LOOP_DELAY_MS: '0', SEARCH_MAX_LAG_MS: '0', ...env,
-  });
-  const app = buildApp({ config, store, logger: pino({ level: config.logLevel }, stream) });
-  await app.ready();
-  injectThroughServer(app);
-  checkEveryInjectedResponse(app);
-  return {
-    app, store, logs,
+  const t = await buildTestApp({ env, logger: pino({ level: logLevel }, stream) });
+  return Object.assign(t, {
+    logs,
     async early() {
-      const text = (await app.inject({ url: '/metrics' })).body;
+      const text = (await t.app.inject({ url: '/metrics' })).body;
       const value = /^guides_early_answers_total (\d+)$/m.exec(text)?.[1];
       if (value === undefined) throw new Error('no guides_early_answers_total in /metrics');
       return Number(value);
     },
-    async close() {
-      await app.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  });
 }
 
 function withoutPerRequest(headers: Record<string, unknown>): Record<string, unknown> {
@@ -78,7 +54,7 @@ function withoutPerRequest(headers: Record<string, unknown>): Record<string, unk
 describe('early answers of cache hits', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await harness({ LOG_LEVEL: 'info' });
+    h = await harness({}, 'info');
   });
   afterAll(() => h.close());
 
@@ -188,7 +164,7 @@ describe('early answers of cache hits', () => {
   });
 
   it('never answers content of an earlier version after an import', async () => {
-    const t = await harness({ LOG_LEVEL: 'silent' });
+    const t = await harness();
     try {
       const old = await t.app.inject({ url: '/api/v1/product' });
       await t.app.inject({ url: '/api/v1/product' });
@@ -214,7 +190,7 @@ describe('early answers of cache hits', () => {
 
 describe('early answers and the rate limit', () => {
   it('count each client, send its RateLimit, and leave the 429 to Fastify without counting twice', async () => {
-    const h = await harness({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '4', TRUST_PROXY: '127.0.0.1' });
+    const h = await harness({ RATE_LIMIT_PER_MINUTE: '4', TRUST_PROXY: '127.0.0.1' });
     try {
       const remaining = (header: unknown): number => Number(/;r=(\d+);/.exec(String(header))?.[1]);
       const from = (client: string) => ({ url: GUIDE, headers: { 'x-forwarded-for': client } });
@@ -245,7 +221,7 @@ describe('early answers on a real socket', () => {
   let h: Harness;
   let base: string;
   beforeAll(async () => {
-    h = await harness({ LOG_LEVEL: 'silent' });
+    h = await harness();
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     const address = h.app.server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -285,16 +261,14 @@ describe('early answers on a real socket', () => {
 
 describe('early answers while content changes under a cursor', () => {
   it('answers a cursor page learned before an import from the new content', async () => {
-    const h = await harness({ LOG_LEVEL: 'silent' });
+    const h = await harness();
     try {
       const content = makeContent([makeGuide({ slug: 'first', publishedAt: '2026-01-03T00:00:00Z' }), makeGuide({ slug: 'second', publishedAt: '2026-01-02T00:00:00Z' })]);
-      await h.store.importContent(content);
-      await h.app.refreshContentVersion();
+      await h.importContent(content);
       const url = '/api/v1/guides?limit=1';
       const page = await h.app.inject({ url });
       expect((await h.app.inject({ url })).body).toBe(page.body);
-      await h.store.importContent(makeContent([makeGuide({ slug: 'newest', publishedAt: '2026-01-04T00:00:00Z' }), ...content.guides]));
-      await h.app.refreshContentVersion();
+      await h.importContent(makeContent([makeGuide({ slug: 'newest', publishedAt: '2026-01-04T00:00:00Z' }), ...content.guides]));
       expect((await h.app.inject({ url })).json<{ items: { slug: string }[] }>().items.map((g) => g.slug)).toEqual(['newest']);
     } finally {
       await h.close();
