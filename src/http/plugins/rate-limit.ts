@@ -166,14 +166,14 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   let redisPausedUntil = 0;
 
   const resetSecondsAt = (now: number): number => Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
-  const remaining = (count: number, now: number): string => `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSecondsAt(now)}`;
+  const remaining = (count: number, resetSeconds: number): string => `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`;
 
   const decide = (reply: FastifyReply, count: number, now: number): AppError | undefined => {
+    const resetSeconds = resetSecondsAt(now);
     reply.header('ratelimit-policy', policy);
-    reply.header('ratelimit', remaining(count, now));
+    reply.header('ratelimit', remaining(count, resetSeconds));
     if (count <= limit) return undefined;
     stats.limited += 1;
-    const resetSeconds = resetSecondsAt(now);
     return new AppError('rate-limited', `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
       { headers: { 'retry-after': String(resetSeconds) } });
   };
@@ -217,7 +217,7 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   const countEarly = (raw: IncomingMessage, ip: string, log: FastifyBaseLogger): EarlyCount | Promise<EarlyCount> => {
     const now = Date.now();
     const settle = (n: number): EarlyCount => {
-      if (n <= limit) return { over: false, rateLimit: remaining(n, now) };
+      if (n <= limit) return { over: false, rateLimit: remaining(n, resetSecondsAt(now)) };
       (raw as CountedRequest)[COUNTED] = { count: n, now };
       return { over: true };
     };
