@@ -1,6 +1,8 @@
 /** Configuration from the environment, validated at start; every problem is reported at once. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SEARCH_PRIORITIES } from './store/sqlite/sqlite-search-pool.js';
+import type { SearchPriority } from './store/sqlite/sqlite-search-pool.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -45,6 +47,8 @@ export interface Config {
   searchMaxLagMs: number;
   /** SQLite: worker threads that run searches off the event loop; 0 runs them on it. */
   searchWorkers: number;
+  /** SQLite: how the search workers share the CPU with the event loop (SEARCH_PRIORITY: idle, low or normal). */
+  searchPriority: SearchPriority;
 }
 
 export class ConfigError extends Error {
@@ -114,6 +118,9 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const searchPriority = (read('SEARCH_PRIORITY') ?? 'idle') as SearchPriority;
+  if (!SEARCH_PRIORITIES.includes(searchPriority)) problems.push(`SEARCH_PRIORITY must be one of: ${SEARCH_PRIORITIES.join(', ')}`);
+
   const logLevel = (read('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}`);
 
@@ -143,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchConcurrency: integer('SEARCH_CONCURRENCY', 4, 0, 10_000),
     searchMaxLagMs: integer('SEARCH_MAX_LAG_MS', 25, 0, 60_000),
     searchWorkers: integer('SEARCH_WORKERS', 1, 0, 64),
+    searchPriority,
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(problems);

@@ -38,7 +38,7 @@ export async function startServer(config: Config, options: { handleSignals?: boo
   }
 
   const store: GuideStore = await openStore({
-    databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true, searchWorkers: config.searchWorkers,
+    databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true, searchWorkers: config.searchWorkers, searchPriority: config.searchPriority,
   });
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {

@@ -2,6 +2,7 @@
 import type { GuideStore } from './guide-store.js';
 import { createSqliteGuideStore } from './sqlite/sqlite-guide-store.js';
 import { createWatchedSqliteStore } from './sqlite/sqlite-watched-store.js';
+import type { SearchPriority } from './sqlite/sqlite-search-pool.js';
 
 export interface OpenStoreOptions {
   databaseUrl: string;
@@ -11,6 +12,8 @@ export interface OpenStoreOptions {
   watchFile?: boolean;
   /** SQLite: worker threads for searches (see sqlite-search-pool.ts); 0 or absent searches on the calling thread. */
   searchWorkers?: number;
+  /** SQLite: how the search workers share the CPU with the event loop (see SearchPriority). */
+  searchPriority?: SearchPriority;
 }
 
 export function sqliteFileOf(databaseUrl: string): string | undefined {
@@ -20,7 +23,7 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
 export async function openStore(options: OpenStoreOptions): Promise<GuideStore> {
   const file = sqliteFileOf(options.databaseUrl);
   if (file !== undefined) {
-    const sqliteOptions = { searchWorkers: options.searchWorkers ?? 0 };
+    const sqliteOptions = { searchWorkers: options.searchWorkers ?? 0, searchPriority: options.searchPriority ?? 'idle' };
     return options.watchFile ? createWatchedSqliteStore(file, sqliteOptions) : createSqliteGuideStore(file, sqliteOptions);
   }
   if (/^postgres(ql)?:\/\//.test(options.databaseUrl)) {

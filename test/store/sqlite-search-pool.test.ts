@@ -8,7 +8,7 @@
  * Node option that workers refuse).
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
@@ -23,6 +23,7 @@ import type { GuideStore } from '../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
+import type { SearchPriority } from '../../src/store/sqlite/sqlite-search-pool.js';
 import type * as StartWorkerModule from '../../src/start-worker.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
@@ -154,6 +155,38 @@ describe('SQLite searches on worker threads', () => {
       makeGuide({ slug: 'second', title: 'Sourdough starter care' }),
     ]));
     expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['second']);
+  });
+
+  // Linux's scheduling policy and nice value of each of this process's threads (/proc/self/task/*/stat,
+  // fields 41 and 19): SCHED_OTHER is 0, SCHED_IDLE 5.
+  function threadScheduling(): Map<string, { policy: number; nice: number }> {
+    const threads = new Map<string, { policy: number; nice: number }>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        threads.set(tid, { policy: Number(fields[38]), nice: Number(fields[16]) });
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return threads;
+  }
+
+  const expected: [SearchPriority, { policy: number; nice: number }][] = [['idle', { policy: 5, nice: 0 }], ['low', { policy: 0, nice: 10 }], ['normal', { policy: 0, nice: 0 }]];
+  it.runIf(existsSync('/proc/thread-self')).each(expected)('runs its worker at the %s priority (Linux scheduling policy and nice value)', async (priority, scheduling) => {
+    const file = path.join(tempDir(), 'guides.db');
+    const store = createSqliteGuideStore(file, { searchWorkers: 1, searchPriority: priority });
+    closers.push(() => store.close());
+    await store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const before = threadScheduling();
+    expect((await store.searchPublishedGuides({ query: parseSearchQuery('cooler'), limit: 5 })).items).toHaveLength(1);
+    const started = [...threadScheduling()].filter(([tid]) => !before.has(tid)).map(([, thread]) => thread);
+    // The worker's thread, and no other new thread with a lowered priority.
+    expect(started).toContainEqual(scheduling);
+    expect(started.filter((thread) => thread.policy !== 0 || thread.nice !== 0)).toEqual(priority === 'normal' ? [] : [scheduling]);
+    // The event loop's own thread keeps the normal priority.
+    expect(threadScheduling().get(String(process.pid))).toEqual({ policy: 0, nice: 0 });
   });
 
   it('lets searches already sent finish when it closes, and refuses later ones as unavailable', async () => {

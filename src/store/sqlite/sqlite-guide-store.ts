@@ -16,6 +16,7 @@ import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { createSqliteSearch, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { createSearchPool } from './sqlite-search-pool.js';
+import type { SearchPriority } from './sqlite-search-pool.js';
 import { SEARCH_FORMAT_VERSION, SearchAnalyzer, SearchIndexBuilder, buildSearchIndex, textParts } from './sqlite-search-index.js';
 import type { SearchDoc } from './sqlite-search-index.js';
 
@@ -63,6 +64,8 @@ export interface SqliteStoreOptions {
   fileMustExist?: boolean;
   /** Worker threads that run searches off the event loop (each with its own read-only connection); 0, the default, searches in the calling thread. */
   searchWorkers?: number;
+  /** How the search workers share the CPU with the calling thread (default `idle`; see SearchPriority). */
+  searchPriority?: SearchPriority;
 }
 
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
@@ -131,7 +134,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   // Searches run in worker threads when asked (serving), so that they never hold up the event loop;
   // else here. Either way the index is loaded only where searches run.
   const searchWorkers = options.searchWorkers ?? 0;
-  const pool = searchWorkers > 0 ? createSearchPool(file, searchWorkers) : undefined;
+  const pool = searchWorkers > 0 ? createSearchPool(file, searchWorkers, options.searchPriority) : undefined;
   let inProcessSearch: SqliteSearch | undefined;
   let lastVersion: number | undefined;
 

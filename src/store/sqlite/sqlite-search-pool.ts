@@ -16,13 +16,23 @@ import type { Page, RenderedSearchPage, SearchRendering } from '../guide-store.j
 import { StoreUnavailableError } from '../guide-store.js';
 import type { SearchPageOptions } from './sqlite-search.js';
 
+/**
+ * How the workers' threads share the CPU with the event loop (Linux; elsewhere they run at the
+ * server's priority):
+ * - `idle` (the default): the SCHED_IDLE policy. A search thread runs only on a CPU that nothing
+ *   else of normal priority wants, and gives it up the moment the event loop (or any other normal
+ *   thread) wakes. Falls back to `low` when it cannot be set (no `chrt` command).
+ * - `low`: nice +10. The event loop goes first, but a running search may keep the CPU for the rest of
+ *   the scheduler's time slice (1.5 ms by default on 2 CPUs), and under sustained contention gets ~10% of a CPU.
+ * - `normal`: the server's priority.
+ */
+export type SearchPriority = 'idle' | 'low' | 'normal';
+export const SEARCH_PRIORITIES: readonly SearchPriority[] = ['idle', 'low', 'normal'];
+
 export interface SearchWorkerData {
   file: string;
-  /** The workers' nice value (Linux), above the server's: searches get the CPU after everything else. */
-  nice: number;
+  priority: SearchPriority;
 }
-
-const WORKER_NICE = 10;
 
 /**
  * V8 gives a thread a young generation of up to 48 MB (two 16 MB semi-spaces and room for large
@@ -79,13 +89,13 @@ interface Slot {
 /** How long close() waits for a worker to exit by itself before terminating it. */
 const CLOSE_GRACE_MS = 2000;
 
-export function createSearchPool(file: string, size: number): SearchPool {
+export function createSearchPool(file: string, size: number, priority: SearchPriority = 'idle'): SearchPool {
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
   let nextId = 0;
   let isClosed = false;
 
   function spawn(index: number): Slot {
-    const worker = startWorker(import.meta.url, 'sqlite-search-worker', { file, nice: WORKER_NICE } satisfies SearchWorkerData, WORKER_RESOURCE_LIMITS);
+    const worker = startWorker(import.meta.url, 'sqlite-search-worker', { file, priority } satisfies SearchWorkerData, WORKER_RESOURCE_LIMITS);
     worker.unref();
     const pending = new Map<number, Pending>();
     const failAll = (why: string): void => {

@@ -3,6 +3,7 @@
  * database and its own copy of the search index. It answers searches one at a time, in the order
  * they come, each in one read transaction, and exits when asked to close.
  */
+import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -14,16 +15,32 @@ import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-sear
 import { renderSearchPage } from '../../http/guide-list-body.js';
 
 const port = parentPort!;
-const { file, nice } = workerData as SearchWorkerData;
+const { file, priority } = workerData as SearchWorkerData;
+
+/** The nice value of `low`, and of `idle` where SCHED_IDLE cannot be set. */
+const LOW_NICE = 10;
 
 // Searches yield the CPU to the event loop: when both want it (a flood of searches), guide reads,
-// lists and the rest go first. Linux schedules threads on their own, and setpriority() on a thread
-// id sets that thread's nice value; elsewhere this is skipped.
+// lists and the rest go first (see SearchPriority). Linux schedules threads on their own: this
+// thread's id is its own entry under /proc. Node has no call for a scheduling policy, so SCHED_IDLE
+// is set by util-linux's `chrt` (once, at start); setpriority() on a thread id sets its nice value.
+// Elsewhere, or when not allowed, searches run at the server's priority.
 try {
-  const threadId = /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1];
-  if (threadId && nice > 0) setPriority(Number(threadId), nice);
+  const threadId = priority === 'normal' ? undefined : /\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1];
+  if (threadId) {
+    let isIdle = false;
+    if (priority === 'idle') {
+      try {
+        execFileSync('chrt', ['--idle', '--pid', '0', threadId], { stdio: 'ignore', timeout: 5000 });
+        isIdle = true;
+      } catch {
+        // No chrt (a minimal image): nice +10 instead.
+      }
+    }
+    if (!isIdle) setPriority(Number(threadId), LOW_NICE);
+  }
 } catch {
-  // Not Linux, or not allowed: searches run at the server's priority.
+  // Not Linux.
 }
 
 let db: Database.Database | undefined;

@@ -12,6 +12,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import type { GuideStore } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { createSqliteGuideStore } from './sqlite-guide-store.js';
+import type { SearchPriority } from './sqlite-search-pool.js';
 
 const CHECK_INTERVAL_MS = 1000;
 
@@ -26,10 +27,11 @@ function identityOf(file: string): string | undefined {
   }
 }
 
-export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number } = {}): GuideStore {
+export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {}): GuideStore {
   const searchWorkers = options.searchWorkers ?? 0;
+  const searchPriority = options.searchPriority ?? 'idle';
   // The first open may create the file: serve migrates and imports into a new database.
-  let current: GuideStore | undefined = createSqliteGuideStore(file, { searchWorkers });
+  let current: GuideStore | undefined = createSqliteGuideStore(file, { searchWorkers, searchPriority });
   let identity = identityOf(file);
   let isClosed = false;
   // Each file opened is a new generation: another file may hold the same content version number,
