@@ -49,12 +49,17 @@ const { values } = parseArgs({
     /** Serve from a fresh database on this PostgreSQL server (created and dropped here) instead of SQLite. */
     postgres: { type: 'string' },
     /**
-     * Report, without failing on them, the latency-shaped results: guide reads during the search
-     * flood (p99 ratio, non-200s), p99 stability, and load-shedding 503s (with Retry-After) on any
-     * request. Everything else still fails the run: socket errors, other statuses, answers cut off
-     * at SIGTERM, RSS growth, a failed import.
+     * Report, without failing on them, the soak's latency-shaped results: p99 stability, and
+     * load-shedding 503s (with Retry-After) on requests other than searches. Everything else still
+     * fails the run: socket errors, other statuses, answers cut off at SIGTERM, RSS growth, a failed
+     * import, and the abuse step's checks.
      */
     'latency-report-only': { type: 'boolean', default: false },
+    /**
+     * Report, without failing on them, the abuse step's guide reads during the search flood (p99
+     * against 3× idle, non-200s): for a machine where other work competes with the server.
+     */
+    'abuse-report-only': { type: 'boolean', default: false },
     /**
      * Report RSS growth instead of failing on it. A 30-second run measures mostly the bounded
      * response cache filling with distinct searches (2.5% and 11.5% in two CI runs of the same
@@ -292,14 +297,14 @@ async function main(): Promise<number> {
     if (floodOther > 0) failures.push(`abuse: ${floodOther} searches answered neither 200 nor 503`);
     if (!(floodP99 <= 3 * Math.max(idleP99, 1))) {
       const miss = `abuse: detail p99 ${floodP99.toFixed(2)} ms is over 3× idle (${idleP99.toFixed(2)} ms, floor 1 ms)`;
-      if (values['latency-report-only']) console.log(`MISS ${miss} (reported only)`);
+      if (values['abuse-report-only']) console.log(`MISS ${miss} (reported only)`);
       else failures.push(miss);
     }
     }
 
     if (Object.keys(probeFailures).length > 0) {
       const miss = `abuse: detail requests answered ${JSON.stringify(probeFailures)} (status: count)`;
-      if (values['latency-report-only']) console.log(`MISS ${miss} (reported only)`);
+      if (values['abuse-report-only']) console.log(`MISS ${miss} (reported only)`);
       else failures.push(miss);
     }
 
