@@ -17,6 +17,7 @@ import { createSqliteSearch, searchPage } from '../../src/store/sqlite/sqlite-se
 import type { SqliteSearchOptions } from '../../src/store/sqlite/sqlite-search.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+import { forEachWord, tokenize, tokensOfWord } from '../../src/store/sqlite/sqlite-text.js';
 
 const dirs: string[] = [];
 const stores: GuideStore[] = [];
@@ -62,6 +63,46 @@ describe('SQLite search', () => {
       for (let i = 1; i < whole.scores.length; i += 1) expect(whole.scores[i]!, text).toBeGreaterThanOrEqual(whole.scores[i - 1]!);
       for (const limit of [1, 7, 20]) expect((await walk(store, text, limit)).slugs, `${text} by ${limit}`).toEqual(whole.slugs);
     }
+  });
+
+  it('finds a quoted phrase exactly where its words follow each other in one field (checked against every guide\'s text)', async () => {
+    const { store, dir, file } = openStore();
+    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
+    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+    await store.importContent(loaded.content!);
+    // Each published guide's fields as the index reads them: title, summary, tags, plain text.
+    const db = new Database(file, { readonly: true });
+    const parts = db.prepare<[number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id').pluck();
+    const guides = (db.prepare("SELECT id, slug, title, summary, tags FROM guides WHERE status = 'published'").all() as { id: number; slug: string; title: string; summary: string; tags: string }[])
+      .map((g) => ({ slug: g.slug, texts: [g.title, g.summary, (JSON.parse(g.tags) as string[]).join(' '), parts.all(g.id * 65536, (g.id + 1) * 65536).join('')] }))
+      .map((g) => ({ ...g, fields: g.texts.map((text) => tokenize(text)) }));
+    db.close();
+    const holds = (fields: string[][], phrase: string[]): boolean => fields.some((tokens) => tokens.some((_, i) => phrase.every((token, j) => tokens[i + j] === token)));
+    // Phrases of 2–3 words taken from the guides (so they match somewhere), some shuffled (so
+    // they often do not), rare and very common words alike: varints of one and two bytes.
+    let state = 7;
+    const random = (n: number): number => (state = (state * 48271) % 2147483647) % n;
+    const phrases: string[][] = [];
+    for (let i = 0; i < 120; i += 1) {
+      const text = guides[random(guides.length)]!.texts[random(4)]!;
+      const words: string[] = [];
+      forEachWord(text, (start, end) => {
+        words.push(text.slice(start, end));
+      });
+      if (words.length < 3) continue;
+      const at = random(words.length - 2);
+      const phrase = words.slice(at, at + 2 + random(2));
+      phrases.push(i % 3 === 0 ? [...phrase].reverse() : phrase);
+    }
+    let matched = 0;
+    for (const words of phrases) {
+      const phrase = words.flatMap((word) => tokensOfWord(word));
+      const expected = guides.filter((g) => holds(g.fields, phrase)).map((g) => g.slug).sort();
+      const found = (await walk(store, `"${words.join(' ')}"`, 50)).slugs.sort();
+      expect(found, words.join(' ')).toEqual(expected);
+      if (expected.length > 0) matched += 1;
+    }
+    expect(matched).toBeGreaterThan(60);
   });
 
   it('gives the same pages, scores and snippets whether lists are scored from impacts (cached or evicted) or decoded', async () => {

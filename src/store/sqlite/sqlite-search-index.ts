@@ -80,11 +80,12 @@ export class VarintReader {
     let byte = bytes[this.pos++] as number;
     if (byte < 0x80) return byte;
     let value = byte & 0x7f;
-    let shift = 7;
+    // A running power of two, not 2 ** shift: with a variable exponent V8 calls pow() each time.
+    let scale = 128;
     do {
       byte = bytes[this.pos++] as number;
-      value += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
+      value += (byte & 0x7f) * scale;
+      scale *= 128;
     } while (byte >= 0x80);
     return value;
   }

@@ -11,7 +11,7 @@ import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
 import type { GuideStore, Page } from '../guide-store.js';
-import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader } from './sqlite-search-index.js';
+import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
 import { RingCache } from './ring-cache.js';
@@ -44,7 +44,9 @@ const BODY = 3;
  */
 const BODY_SCRATCH = 0;
 const TERM_SCRATCH = 1;
-const scratchArrays: Int32Array<ArrayBuffer>[] = [new Int32Array(4096), new Int32Array(4096)];
+const HIT_POSITION_SCRATCH = 2;
+const HIT_TERM_SCRATCH = 3;
+const scratchArrays: Int32Array<ArrayBuffer>[] = [new Int32Array(4096), new Int32Array(4096), new Int32Array(4096), new Int32Array(4096)];
 function scratch(which: number, length: number): Int32Array<ArrayBuffer> {
   let array = scratchArrays[which] as Int32Array<ArrayBuffer>;
   if (array.length < length) {
@@ -77,7 +79,6 @@ class DocTokens {
   private pos = 0;
   private readonly bodyIds: Int32Array;
   private decoded = 0;
-  private classified = 0;
 
   constructor(data: Uint8Array, card: string, head: string) {
     this.data = data;
@@ -102,48 +103,88 @@ class DocTokens {
   }
 
   /**
-   * Marks body tokens up to `upTo` with their query term (`termAt[i]`: the term's index, or -1),
-   * decoding ids as far as needed: one tight loop, no calls per token. `marks[id] === generation`
-   * says token `id` belongs to the search whose term indexes `values` holds.
+   * The body's best snippet window: what bestWindow() gives for the body's tokens classified by
+   * query term, found in one pass that decodes each token id once and does window work only at
+   * hits. `marks[id] === generation` says token `id` belongs to the search whose term indexes
+   * `values` holds. Distinct terms in the window only grow when a hit enters it, so only then (and
+   * at the first full window) can it become the best; the scan stops at a window with all `wanted`.
    */
-  classifyBody(termAt: Int32Array, upTo: number, marks: Int32Array, values: Int16Array, generation: number): void {
-    const { data, bodyIds } = this;
-    const end = Math.min(upTo, this.bodyLength);
-    let i = this.classified;
-    // Ids a phrase check decoded already.
-    for (; i < end && i < this.decoded; i += 1) {
-      const id = bodyIds[i] as number;
-      termAt[i] = marks[id] === generation ? values[id] as number : -1;
-    }
+  bestBodyWindow(marks: Int32Array, values: Int16Array, generation: number, wanted: number): { start: number; distinct: number } {
+    const { data, bodyIds, bodyLength: length } = this;
+    const width = Math.min(SNIPPET_TOKENS, length);
+    const hitAt = scratch(HIT_POSITION_SCRATCH, length);
+    const hitTerm = scratch(HIT_TERM_SCRATCH, length);
+    const counts = new Int32Array(wanted);
+    let hits = 0;
+    let oldest = 0;
+    let distinct = 0;
+    let bestStart = 0;
+    let bestDistinct = -1;
     let pos = this.pos;
-    for (; i < end; i += 1) {
-      let byte = data[pos++] as number;
-      let id = byte & 0x7f;
-      if (byte >= 0x80) {
-        byte = data[pos++] as number;
-        id |= (byte & 0x7f) << 7;
-        for (let shift = 14; byte >= 0x80; shift += 7) {
+    let decoded = this.decoded;
+    for (let last = 0; last < length; last += 1) {
+      let id: number;
+      if (last < decoded) {
+        id = bodyIds[last] as number;
+      } else {
+        let byte = data[pos++] as number;
+        id = byte & 0x7f;
+        if (byte >= 0x80) {
           byte = data[pos++] as number;
-          id += (byte & 0x7f) * 2 ** shift;
+          id |= (byte & 0x7f) << 7;
+          for (let scale = 16384; byte >= 0x80; scale *= 128) {
+            byte = data[pos++] as number;
+            id += (byte & 0x7f) * scale;
+          }
         }
+        bodyIds[last] = id;
+        decoded = last + 1;
       }
-      bodyIds[i] = id;
+      if (marks[id] !== generation) {
+        // The first full window is a candidate whatever it holds.
+        if (last === width - 1 && bestDistinct < 0) {
+          bestDistinct = distinct;
+          if (distinct === wanted) break;
+        }
+        continue;
+      }
+      const term = values[id] as number;
+      hitAt[hits] = last;
+      hitTerm[hits++] = term;
+      if ((counts[term] = (counts[term] as number) + 1) === 1) distinct += 1;
+      const first = last - width + 1;
+      if (first < 0) continue;
+      while ((hitAt[oldest] as number) < first) {
+        const leaving = hitTerm[oldest++] as number;
+        if ((counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
+      }
+      if (distinct > bestDistinct) {
+        bestStart = first;
+        bestDistinct = distinct;
+        if (distinct === wanted) break;
+      }
+    }
+    this.pos = pos;
+    this.decoded = decoded;
+    return { start: bestStart, distinct: bestDistinct };
+  }
+
+  /** Sets `termAt[i]` (the query term index of body token i, or -1) for i in [from, to), decoding ids as far as needed. */
+  classifyBody(termAt: Int32Array, from: number, to: number, marks: Int32Array, values: Int16Array, generation: number): void {
+    const end = Math.min(to, this.bodyLength);
+    for (let i = Math.max(0, from); i < end; i += 1) {
+      const id = this.bodyAt(i);
       termAt[i] = marks[id] === generation ? values[id] as number : -1;
     }
-    if (i > this.decoded) {
-      this.pos = pos;
-      this.decoded = i;
-    }
-    this.classified = Math.max(this.classified, end);
   }
 
   private next(): number {
     const data = this.data;
     let byte = data[this.pos++] as number;
     let value = byte & 0x7f;
-    for (let shift = 7; byte >= 0x80; shift += 7) {
+    for (let scale = 128; byte >= 0x80; scale *= 128) {
       byte = data[this.pos++] as number;
-      value += (byte & 0x7f) * 2 ** shift;
+      value += (byte & 0x7f) * scale;
     }
     return value;
   }
@@ -151,23 +192,16 @@ class DocTokens {
 
 /**
  * The first SNIPPET_TOKENS-token window of `termAt` (query term index per token, or -1) with the
- * most distinct terms; the scan stops at a window that has all `wanted`. When `classify` is given,
- * `termAt` is filled in blocks as the scan reaches them (growing, as most scans stop early).
+ * most distinct terms; the scan stops at a window that has all `wanted`. (The body's window is
+ * found by DocTokens.bestBodyWindow, which gives the same window without classifying every token.)
  */
-function bestWindow(termAt: Int32Array, length: number, wanted: number, classify: ((upTo: number) => void) | undefined): { start: number; distinct: number } {
+function bestWindow(termAt: Int32Array, length: number, wanted: number): { start: number; distinct: number } {
   const counts = new Int32Array(wanted);
   const width = Math.min(SNIPPET_TOKENS, length);
   let distinct = 0;
   let bestStart = 0;
   let bestDistinct = -1;
-  let ready = classify ? 0 : length;
-  let block = 64;
   for (let last = 0; last < length; last += 1) {
-    if (last >= ready) {
-      ready = Math.min(length, ready + block);
-      block = Math.min(block * 2, 1024);
-      (classify as (upTo: number) => void)(ready);
-    }
     const entering = termAt[last] as number;
     if (entering >= 0 && (counts[entering] = (counts[entering] as number) + 1) === 1) distinct += 1;
     const first = last - width + 1;
@@ -182,6 +216,131 @@ function bestWindow(termAt: Int32Array, length: number, wanted: number, classify
     }
   }
   return { start: bestStart, distinct: bestDistinct };
+}
+
+/**
+ * Scoring from decoded impacts, the path of every common word's list: top-level functions with
+ * everything in locals, so that V8 compiles each loop on its own (inside evaluate()'s closure they
+ * ran at about 10 ns a posting). Scores are kept negated, as in evaluate().
+ */
+function takeImpacts(candidates: Int32Array, scores: Float64Array, docs: Int32Array, impacts: Float64Array, df: number): number {
+  for (let i = 0; i < df; i += 1) {
+    candidates[i] = docs[i] as number;
+    scores[i] = -(impacts[i] as number);
+  }
+  return df;
+}
+
+/** Keeps the candidates (the first `count`) that `docs` also holds, subtracting their impacts; returns how many. */
+function intersectImpacts(candidates: Int32Array, scores: Float64Array, count: number, docs: Int32Array, impacts: Float64Array, df: number): number {
+  let kept = 0;
+  let c = 0;
+  let candidate = count > 0 ? candidates[0] as number : 0;
+  for (let i = 0; i < df && c < count; i += 1) {
+    const doc = docs[i] as number;
+    while (candidate < doc) {
+      c += 1;
+      if (c >= count) return kept;
+      candidate = candidates[c] as number;
+    }
+    if (candidate === doc) {
+      candidates[kept] = doc;
+      scores[kept++] = (scores[c] as number) - (impacts[i] as number);
+      c += 1;
+      if (c < count) candidate = candidates[c] as number;
+    }
+  }
+  return kept;
+}
+
+/** Whether candidate `a` ranks after candidate `b`: a higher (negated) score, or the same score later in list order. */
+function isWorse(candidates: Int32Array, scores: Float64Array, a: number, b: number): boolean {
+  const x = scores[a] as number;
+  const y = scores[b] as number;
+  return x > y || (x === y && (candidates[a] as number) > (candidates[b] as number));
+}
+
+/**
+ * The indexes of the `count` best of the first `matched` candidates, in `heap` (unordered); returns
+ * how many. One pass keeping a bounded heap with the worst of the best on top, so most candidates
+ * cost a single comparison. Top-level, with everything in locals, for the same reason as
+ * intersectImpacts().
+ */
+function bestCandidates(candidates: Int32Array, scores: Float64Array, heap: Int32Array, matched: number, count: number): number {
+  let size = 0;
+  for (let i = 0; i < matched; i += 1) {
+    if (size < count) {
+      let at = size++;
+      heap[at] = i;
+      while (at > 0) {
+        const parent = (at - 1) >>> 1;
+        if (!isWorse(candidates, scores, heap[at] as number, heap[parent] as number)) break;
+        const swap = heap[at] as number;
+        heap[at] = heap[parent] as number;
+        heap[parent] = swap;
+        at = parent;
+      }
+    } else if (isWorse(candidates, scores, heap[0] as number, i)) {
+      heap[0] = i;
+      // Sift the new top down.
+      let at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        if (left >= size) break;
+        const right = left + 1;
+        const child = right < size && isWorse(candidates, scores, heap[right] as number, heap[left] as number) ? right : left;
+        if (!isWorse(candidates, scores, heap[child] as number, heap[at] as number)) break;
+        const swap = heap[at] as number;
+        heap[at] = heap[child] as number;
+        heap[child] = swap;
+        at = child;
+      }
+    }
+  }
+  return size;
+}
+
+/**
+ * Whether the token ids of one search document (`search_docs.tokens`: four column lengths, the
+ * checkpoint count and checkpoints, then each column's ids, body last; sqlite-search-index.ts) hold
+ * a phrase within one column. `pattern` is the phrase's ids as varints: varints are prefix-free, so
+ * the phrase is there exactly where those bytes are, starting where a varint starts (after a byte
+ * below 0x80) and not crossing a column's end. The search is Buffer.indexOf (native); only the
+ * header and the three short columns are walked. A phrase of common words may be checked against
+ * thousands of guides before a page fills.
+ */
+function phraseIn(data: Buffer, pattern: Buffer): boolean {
+  let pos = 0;
+  const next = (): number => {
+    let byte = data[pos++] as number;
+    let value = byte & 0x7f;
+    for (let scale = 128; byte >= 0x80; scale *= 128) {
+      byte = data[pos++] as number;
+      value += (byte & 0x7f) * scale;
+    }
+    return value;
+  };
+  /** Moves past `count` varints without decoding them. */
+  const skip = (count: number): void => {
+    for (let seen = 0; seen < count; pos += 1) if ((data[pos] as number) < 0x80) seen += 1;
+  };
+  const lengths = [next(), next(), next()];
+  next();
+  skip(next() * 2);
+  // Where each column's ids start, and where the last (the body) ends.
+  const bounds = [pos];
+  for (const length of lengths) {
+    skip(length);
+    bounds.push(pos);
+  }
+  bounds.push(data.length);
+  for (let at = data.indexOf(pattern, bounds[0]); at >= 0; at = data.indexOf(pattern, at + 1)) {
+    if ((data[at - 1] as number) >= 0x80) continue;
+    let column = 0;
+    while ((bounds[column + 1] as number) <= at) column += 1;
+    if (at + pattern.length <= (bounds[column + 1] as number)) return true;
+  }
+  return false;
 }
 
 interface IndexState {
@@ -282,6 +441,8 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
     postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
     docTokens: db.prepare<[number], { tokens: Buffer; card: string; head: string }>('SELECT tokens, card, head FROM search_docs WHERE docno = ?'),
+    // Phrase checks need the token ids only: no card to parse, no text to decode.
+    tokensOnly: db.prepare<[number], Buffer>('SELECT tokens FROM search_docs WHERE docno = ?').pluck(),
     // Ids are guide id × 65,536 + part (see migration 4): a guide's parts from a given one are a rowid range.
     textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').pluck(),
     // One part by id: measured about 1 µs, against about 7 µs for the range query above with LIMIT 1.
@@ -426,15 +587,15 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       while (pos < data.length) {
         let byte = data[pos++] as number;
         let delta = byte & 0x7f;
-        for (let shift = 7; byte >= 0x80; shift += 7) {
+        for (let scale = 128; byte >= 0x80; scale *= 128) {
           byte = data[pos++] as number;
-          delta += (byte & 0x7f) * 2 ** shift;
+          delta += (byte & 0x7f) * scale;
         }
         byte = data[pos++] as number;
         let freq = byte & 0x7f;
-        for (let shift = 7; byte >= 0x80; shift += 7) {
+        for (let scale = 128; byte >= 0x80; scale *= 128) {
           byte = data[pos++] as number;
-          freq += (byte & 0x7f) * 2 ** shift;
+          freq += (byte & 0x7f) * scale;
         }
         doc += delta + 1;
         if (sums[doc] === 0) docs[count++] = doc;
@@ -524,15 +685,15 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         while (pos < data.length) {
           let byte = data[pos++] as number;
           let delta = byte & 0x7f;
-          for (let shift = 7; byte >= 0x80; shift += 7) {
+          for (let scale = 128; byte >= 0x80; scale *= 128) {
             byte = data[pos++] as number;
-            delta += (byte & 0x7f) * 2 ** shift;
+            delta += (byte & 0x7f) * scale;
           }
           byte = data[pos++] as number;
           let freq = byte & 0x7f;
-          for (let shift = 7; byte >= 0x80; shift += 7) {
+          for (let scale = 128; byte >= 0x80; scale *= 128) {
             byte = data[pos++] as number;
-            freq += (byte & 0x7f) * 2 ** shift;
+            freq += (byte & 0x7f) * scale;
           }
           doc += delta + 1;
           if (isFirst) {
@@ -550,22 +711,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           }
         }
       } else if (source.kind === 'impacts') {
-        const { docs, impacts } = source;
-        for (let i = 0; i < df; i += 1) {
-          const doc = docs[i] as number;
-          if (isFirst) {
-            candidates[kept] = doc;
-            scores[kept++] = -(impacts[i] as number);
-            continue;
-          }
-          while (c < count && (candidates[c] as number) < doc) c += 1;
-          if (c >= count) break;
-          if (candidates[c] === doc) {
-            candidates[kept] = doc;
-            scores[kept++] = (scores[c] as number) - (impacts[i] as number);
-            c += 1;
-          }
-        }
+        kept = isFirst ? takeImpacts(candidates, scores, source.docs, source.impacts, df) : intersectImpacts(candidates, scores, count, source.docs, source.impacts, df);
       } else {
         const { docs, freqs, length } = source;
         for (let i = 0; i < length; i += 1) {
@@ -610,67 +756,16 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     return new DocTokens(row?.tokens ?? Buffer.alloc(0), row?.card ?? '[]', row?.head ?? '');
   }
 
-  function hasPhrase(doc: DocTokens, phrase: readonly number[]): boolean {
-    for (let column = 0; column < BODY; column += 1) {
-      const ids = doc.columns[column] as Int32Array;
-      for (let i = 0; i + phrase.length <= ids.length; i += 1) {
-        let j = 0;
-        while (j < phrase.length && ids[i + j] === phrase[j]) j += 1;
-        if (j === phrase.length) return true;
-      }
-    }
-    for (let i = 0; i + phrase.length <= doc.bodyLength; i += 1) {
-      let j = 0;
-      while (j < phrase.length && doc.bodyAt(i + j) === phrase[j]) j += 1;
-      if (j === phrase.length) return true;
-    }
-    return false;
+  /** Whether guide `docno` holds every phrase: its words in a row, in one column. */
+  function hasPhrases(docno: number, patterns: readonly Buffer[]): boolean {
+    const data = statements.tokensOnly.get(docno);
+    return data !== undefined && patterns.every((pattern) => phraseIn(data, pattern));
   }
 
-  /**
-   * The `count` best of the first `matched` candidates, best first: one pass keeping a bounded
-   * heap with the worst of the best on top, so most candidates cost a single comparison.
-   */
   function selectBest(s: IndexState, matched: number, count: number): SearchHit[] {
     const { candidates, scores, heap } = s;
-    const worse = (a: number, b: number): boolean => {
-      const x = scores[a] as number;
-      const y = scores[b] as number;
-      return x > y || (x === y && (candidates[a] as number) > (candidates[b] as number));
-    };
-    let size = 0;
-    const siftDown = (): void => {
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= size) return;
-        const right = left + 1;
-        const child = right < size && worse(heap[right] as number, heap[left] as number) ? right : left;
-        if (!worse(heap[child] as number, heap[i] as number)) return;
-        const swap = heap[i] as number;
-        heap[i] = heap[child] as number;
-        heap[child] = swap;
-        i = child;
-      }
-    };
-    for (let i = 0; i < matched; i += 1) {
-      if (size < count) {
-        let at = size++;
-        heap[at] = i;
-        while (at > 0) {
-          const parent = (at - 1) >>> 1;
-          if (!worse(heap[at] as number, heap[parent] as number)) break;
-          const swap = heap[at] as number;
-          heap[at] = heap[parent] as number;
-          heap[parent] = swap;
-          at = parent;
-        }
-      } else if (worse(heap[0] as number, i)) {
-        heap[0] = i;
-        siftDown();
-      }
-    }
-    const chosen = Array.from(heap.subarray(0, size)).sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+    const size = bestCandidates(candidates, scores, heap, matched, count);
+    const chosen = Array.from(heap.subarray(0, size)).sort((a, b) => (isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0));
     return chosen.map((i) => {
       const docno = candidates[i] as number;
       return { docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[i] as number };
@@ -707,7 +802,11 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         matched = kept;
       }
 
-      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => term.phrase as number[]);
+      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => {
+        const pattern = new VarintWriter();
+        for (const id of term.phrase as number[]) pattern.push(id);
+        return pattern.toBuffer();
+      });
       if (phrases.length === 0) return { hits: selectBest(s, matched, count), terms, generation: -1, state: s };
 
       // With a phrase, candidates are checked in rank order until the page is full: a binary heap of
@@ -741,8 +840,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         heap[0] = heap[size] as number;
         siftDown(0);
         const docno = candidates[top] as number;
-        const doc = docTokens(docno);
-        if (!phrases.every((phrase) => hasPhrase(doc, phrase))) continue;
+        if (!hasPhrases(docno, phrases)) continue;
         hits.push({ docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[top] as number });
       }
       return { hits, terms, generation: -1, state: s };
@@ -777,8 +875,8 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       let column = BODY;
       let length = doc.bodyLength;
       let termAt = scratch(TERM_SCRATCH, length);
-      const classifyBody = (upTo: number): void => doc.classifyBody(termAt, upTo, termCacheGeneration, termCacheValue, generation);
-      let best = bestWindow(termAt, length, wanted, classifyBody);
+      const classifyBody = (from: number, to: number): void => doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
+      let best = doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
       if (best.distinct <= 0) {
         for (const other of [1, 0, 2]) {
           const ids = doc.columns[other] as Int32Array;
@@ -787,20 +885,20 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           column = other;
           termAt = candidate;
           length = ids.length;
-          best = bestWindow(termAt, length, wanted, undefined);
+          best = bestWindow(termAt, length, wanted);
           break;
         }
       }
       let bestStart = best.start;
       const width = Math.min(SNIPPET_TOKENS, length);
-      if (column === BODY) classifyBody(Math.min(length, bestStart + width));
+      if (column === BODY) classifyBody(bestStart, bestStart + width);
       const termAtIndex = (i: number): number => termAt[i] as number;
       // Start a little before the window's first hit rather than on unrelated words.
       let firstHit = bestStart;
       while (firstHit < bestStart + width - 1 && termAtIndex(firstHit) < 0) firstHit += 1;
       bestStart = Math.max(0, Math.min(firstHit - 2, length - width));
       const end = Math.min(length, bestStart + SNIPPET_TOKENS);
-      if (column === BODY) classifyBody(end);
+      if (column === BODY) classifyBody(bestStart, end);
 
       // The window's words: from the column text (short columns) or from a slice of the body read
       // from the nearest checkpoint before the window.
