@@ -552,32 +552,47 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     return source;
   }
 
-  /** Term ids whose text starts with `prefix`, from the sorted vocabulary. */
-  function expansionsOf(s: IndexState, prefix: string): number[] {
+  /**
+   * Term ids whose text starts with `prefix`: a view of the sorted vocabulary, found by two binary
+   * searches (the terms that start with a prefix are contiguous in sorted order). A one-letter
+   * prefix expands to thousands of terms; walking them with startsWith() on every search cost more
+   * than scoring.
+   */
+  function expansionsOf(s: IndexState, prefix: string): Int32Array {
+    const { terms, sortedTermIds } = s;
+    const textAt = (i: number): string => terms[sortedTermIds[i] as number] as string;
+    let lo = 0;
+    let hi = sortedTermIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (textAt(mid) < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const start = lo;
+    hi = sortedTermIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (textAt(mid).startsWith(prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return sortedTermIds.subarray(start, lo);
+  }
+
+  function termIdOf(s: IndexState, token: string): number | undefined {
     const { terms, sortedTermIds } = s;
     let lo = 0;
     let hi = sortedTermIds.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((terms[sortedTermIds[mid] as number] as string) < prefix) lo = mid + 1;
+      if ((terms[sortedTermIds[mid] as number] as string) < token) lo = mid + 1;
       else hi = mid;
     }
-    const ids: number[] = [];
-    for (let i = lo; i < sortedTermIds.length; i += 1) {
-      const id = sortedTermIds[i] as number;
-      if (!(terms[id] as string).startsWith(prefix)) break;
-      ids.push(id);
-    }
-    return ids;
-  }
-
-  function termIdOf(s: IndexState, token: string): number | undefined {
-    const [id] = expansionsOf(s, token);
-    return id !== undefined && s.terms[id] === token ? id : undefined;
+    const id = sortedTermIds[lo];
+    return id !== undefined && terms[id] === token ? id : undefined;
   }
 
   /** Merges several posting lists into one (a prefix without a stored list), summing frequencies. */
-  function union(s: IndexState, ids: readonly number[]): Source {
+  function union(s: IndexState, ids: Int32Array): Source {
     const { unionSums: sums, unionDocs: docs } = s;
     let count = 0;
     for (const id of ids) {
@@ -642,7 +657,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         const first = ids[0] as number;
         const source = ids.length === 1
           ? sourceOf(s, first, s.termDf[first] as number, () => ({ kind: 'list', df: s.termDf[first] as number, data: postingsOf(first) }))
-          : sourceOf(s, `union:${prefix}`, Math.max(...ids.map((id) => s.termDf[id] as number)), () => union(s, ids));
+          : sourceOf(s, `union:${prefix}`, Math.max(...Array.from(ids, (id) => s.termDf[id] as number)), () => union(s, ids));
         resolved.push({ tokenIds: new Set(ids), prefix, sources: [source] });
         continue;
       }
