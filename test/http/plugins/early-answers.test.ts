@@ -1,9 +1,13 @@
 /**
  * Early answers: cache hits sent from the server's request listener, before Fastify. Each test
  * reads guides_early_answers_total from /metrics, so it knows which way a request went, and
- * compares early answers with the answer Fastify gives to the same request.
+ * compares early answers with the answer Fastify gives to the same request. One test starts a close
+ * with a request in flight and checks that a cached target asked for then goes to Fastify.
  */
 import { request as httpRequest } from 'node:http';
+import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -13,6 +17,10 @@ import type { TestApp } from '../../helpers/build-test-app.js';
 import type { App } from '../../../src/http/app-types.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 import { loadSampleContent } from '../../helpers/sample-content.js';
+import type { GuideStore } from '../../../src/store/guide-store.js';
+import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../../helpers/build-test-app.js';
+import path from 'node:path';
 
 const GUIDE = '/api/v1/guides/reduce-food-waste';
 /** Headers made for each request; everything else of an early answer is what Fastify sent. */
@@ -256,6 +264,64 @@ describe('early answers on a real socket', () => {
       expect(revalidatedAgain.body.length).toBe(0);
       expect(withoutPerRequest(revalidatedAgain.headers)).toEqual(withoutPerRequest(revalidated.headers));
     }
+  });
+});
+
+describe('early answers while the server closes', () => {
+  it('leave a cached target to Fastify once closing has begun, so its answer says Connection: close', async () => {
+    // A store whose list pages wait for a gate: a request that is still in flight when close begins.
+    let release = (): void => undefined;
+    let listed = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const waiting = new Promise<void>((resolve) => (listed = resolve));
+    const dir = makeTempDir('early-close-');
+    const real = createSqliteGuideStore(path.join(dir, 'guides.db'));
+    let holdLists = false;
+    const store = new Proxy(real, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== 'listPublishedGuides' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          if (holdLists) {
+            listed();
+            await gate;
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as GuideStore;
+    const t = await buildTestApp({ store });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}`;
+    // Learned: the product is answered early from its second request on (while the server runs).
+    for (let i = 0; i < 2; i += 1) expect((await fetch(`${url}/api/v1/product`)).status).toBe(200);
+
+    holdLists = true;
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('GET /api/v1/guides?limit=7 HTTP/1.1\r\nHost: a\r\n\r\n');
+    await waiting;
+    const closed = t.app.close();
+    // The preClose hooks have run once close() has moved on to stop the listener.
+    while (t.app.server.listening) await new Promise((resolve) => setImmediate(resolve));
+    // Pipelined behind the request in flight, on a connection that stays open while it is.
+    socket.write('GET /api/v1/product HTTP/1.1\r\nHost: a\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await ended;
+    await closed;
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+
+    const answers = received.split(/(?=HTTP\/1\.1 )/).map((text) => ({ status: text.slice(9, 12), head: text.slice(0, text.indexOf('\r\n\r\n')).toLowerCase() }));
+    expect(answers.map((a) => a.status)).toEqual(['200', '200']);
+    // Fastify's answer to the product while closing: it tells the client to go, which an early
+    // answer (the headers learned while the server ran) would not.
+    expect(answers[1]!.head).toContain('connection: close');
+    expect(answers[1]!.head).toContain('content-type: application/json');
   });
 });
 
