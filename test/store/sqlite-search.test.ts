@@ -4,7 +4,7 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeCorpus } from '../../bench/corpus.js';
 import { loadContentFolder } from '../../src/content/load-content.js';
@@ -71,7 +71,7 @@ describe('SQLite search', () => {
     const loaded = await loadContentFolder(path.join(dir, 'corpus'));
     await store.importContent(loaded.content!);
     // Each published guide's fields as the index reads them: title, summary, tags, plain text.
-    const db = new Database(file, { readonly: true });
+    const db = openSqliteDatabase(file, { readonly: true });
     const parts = db.prepare<[number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id').pluck();
     const guides = (db.prepare("SELECT id, slug, title, summary, tags FROM guides WHERE status = 'published'").all() as { id: number; slug: string; title: string; summary: string; tags: string }[])
       .map((g) => ({ slug: g.slug, texts: [g.title, g.summary, (JSON.parse(g.tags) as string[]).join(' '), parts.all(g.id * 65536, (g.id + 1) * 65536).join('')] }))
@@ -110,7 +110,7 @@ describe('SQLite search', () => {
     writeCorpus(path.join(dir, 'corpus'), { size: 300 });
     const loaded = await loadContentFolder(path.join(dir, 'corpus'));
     await store.importContent(loaded.content!);
-    const db = new Database(file, { readonly: true });
+    const db = openSqliteDatabase(file, { readonly: true });
     try {
       // One search object per variant for all the texts, so its cache fills (and, the last one, overflows).
       const walker = (options: SqliteSearchOptions): ((text: string) => unknown[]) => {
@@ -163,7 +163,7 @@ describe('SQLite search', () => {
     const dir = makeTempDir('sqlite-migrate-');
     dirs.push(dir);
     const file = path.join(dir, 'guides.db');
-    const old = new Database(file);
+    const old = openSqliteDatabase(file);
     const first = SQLITE_MIGRATIONS[0]!;
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     old.exec(first.sql);
