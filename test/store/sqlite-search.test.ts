@@ -35,6 +35,15 @@ function openStore(): { store: GuideStore; file: string; dir: string } {
   return { store, file, dir };
 }
 
+/** A store with the generated 300-guide corpus imported. */
+async function openCorpusStore(): Promise<{ store: GuideStore; file: string }> {
+  const { store, file, dir } = openStore();
+  writeCorpus(path.join(dir, 'corpus'), { size: 300 });
+  const loaded = await loadContentFolder(path.join(dir, 'corpus'));
+  await store.importContent(loaded.content!);
+  return { store, file };
+}
+
 async function walk(store: GuideStore, text: string, limit: number): Promise<{ slugs: string[]; scores: number[] }> {
   const query = parseSearchQuery(text);
   const slugs: string[] = [];
@@ -51,10 +60,7 @@ async function walk(store: GuideStore, text: string, limit: number): Promise<{ s
 
 describe('SQLite search', () => {
   it('walks every kind of query over a generated corpus exactly once, in one order, at any page size', async () => {
-    const { store, dir } = openStore();
-    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
-    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
-    await store.importContent(loaded.content!);
+    const { store } = await openCorpusStore();
     for (const text of ['the', 'food kitchen', 'a', 'th', 'allergen', '"of the"', 'staff sch', 'the of and to', 'menu "the"']) {
       const whole = await walk(store, text, 50);
       expect(whole.slugs.length, text).toBeGreaterThan(0);
@@ -66,10 +72,7 @@ describe('SQLite search', () => {
   });
 
   it('finds a quoted phrase exactly where its words follow each other in one field (checked against every guide\'s text)', async () => {
-    const { store, dir, file } = openStore();
-    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
-    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
-    await store.importContent(loaded.content!);
+    const { store, file } = await openCorpusStore();
     // Each published guide's fields as the index reads them: title, summary, tags, plain text.
     const db = openSqliteDatabase(file, { readonly: true });
     const parts = db.prepare<[number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id').pluck();
@@ -106,10 +109,7 @@ describe('SQLite search', () => {
   });
 
   it('gives the same pages, scores and snippets whether lists are scored from impacts (cached or evicted) or decoded', async () => {
-    const { store, dir, file } = openStore();
-    writeCorpus(path.join(dir, 'corpus'), { size: 300 });
-    const loaded = await loadContentFolder(path.join(dir, 'corpus'));
-    await store.importContent(loaded.content!);
+    const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
       // One search object per variant for all the texts, so its cache fills (and, the last one, overflows).
