@@ -108,6 +108,7 @@ class DocTokens {
    * hits. `marks[id] === generation` says token `id` belongs to the search whose term indexes
    * `values` holds. Distinct terms in the window only grow when a hit enters it, so only then (and
    * at the first full window) can it become the best; the scan stops at a window with all `wanted`.
+   * It is the first reader of the body (present() calls it before classifyBody()).
    */
   bestBodyWindow(marks: Int32Array, values: Int16Array, generation: number, wanted: number): { start: number; distinct: number } {
     const { data, bodyIds, bodyLength: length } = this;
@@ -121,25 +122,19 @@ class DocTokens {
     let bestStart = 0;
     let bestDistinct = -1;
     let pos = this.pos;
-    let decoded = this.decoded;
-    for (let last = 0; last < length; last += 1) {
-      let id: number;
-      if (last < decoded) {
-        id = bodyIds[last] as number;
-      } else {
-        let byte = data[pos++] as number;
-        id = byte & 0x7f;
-        if (byte >= 0x80) {
+    let last = 0;
+    for (; last < length; last += 1) {
+      let byte = data[pos++] as number;
+      let id = byte & 0x7f;
+      if (byte >= 0x80) {
+        byte = data[pos++] as number;
+        id |= (byte & 0x7f) << 7;
+        for (let scale = 16384; byte >= 0x80; scale *= 128) {
           byte = data[pos++] as number;
-          id |= (byte & 0x7f) << 7;
-          for (let scale = 16384; byte >= 0x80; scale *= 128) {
-            byte = data[pos++] as number;
-            id += (byte & 0x7f) * scale;
-          }
+          id += (byte & 0x7f) * scale;
         }
-        bodyIds[last] = id;
-        decoded = last + 1;
       }
+      bodyIds[last] = id;
       if (marks[id] !== generation) {
         // The first full window is a candidate whatever it holds.
         if (last === width - 1 && bestDistinct < 0) {
@@ -165,7 +160,8 @@ class DocTokens {
       }
     }
     this.pos = pos;
-    this.decoded = decoded;
+    // Ids decoded so far, including the one the scan stopped at.
+    this.decoded = Math.min(length, last + 1);
     return { start: bestStart, distinct: bestDistinct };
   }
 
@@ -310,28 +306,19 @@ function bestCandidates(candidates: Int32Array, scores: Float64Array, heap: Int3
  * thousands of guides before a page fills.
  */
 function phraseIn(data: Buffer, pattern: Buffer): boolean {
-  let pos = 0;
-  const next = (): number => {
-    let byte = data[pos++] as number;
-    let value = byte & 0x7f;
-    for (let scale = 128; byte >= 0x80; scale *= 128) {
-      byte = data[pos++] as number;
-      value += (byte & 0x7f) * scale;
-    }
-    return value;
-  };
+  const reader = new VarintReader(data);
   /** Moves past `count` varints without decoding them. */
   const skip = (count: number): void => {
-    for (let seen = 0; seen < count; pos += 1) if ((data[pos] as number) < 0x80) seen += 1;
+    for (let seen = 0; seen < count; reader.pos += 1) if ((data[reader.pos] as number) < 0x80) seen += 1;
   };
-  const lengths = [next(), next(), next()];
-  next();
-  skip(next() * 2);
+  const lengths = [reader.next(), reader.next(), reader.next()];
+  reader.next();
+  skip(reader.next() * 2);
   // Where each column's ids start, and where the last (the body) ends.
-  const bounds = [pos];
+  const bounds = [reader.pos];
   for (const length of lengths) {
     skip(length);
-    bounds.push(pos);
+    bounds.push(reader.pos);
   }
   bounds.push(data.length);
   for (let at = data.indexOf(pattern, bounds[0]); at >= 0; at = data.indexOf(pattern, at + 1)) {
