@@ -23,7 +23,7 @@ export function sqliteFileOf(databaseUrl: string): string | undefined {
 export async function openStore(options: OpenStoreOptions): Promise<GuideStore> {
   const file = sqliteFileOf(options.databaseUrl);
   if (file !== undefined) {
-    const sqliteOptions = { searchWorkers: options.searchWorkers ?? 0, searchPriority: options.searchPriority ?? 'idle' };
+    const sqliteOptions = { searchWorkers: options.searchWorkers ?? 0, searchPriority: options.searchPriority };
     return options.watchFile ? createWatchedSqliteStore(file, sqliteOptions) : createSqliteGuideStore(file, sqliteOptions);
   }
   if (/^postgres(ql)?:\/\//.test(options.databaseUrl)) {

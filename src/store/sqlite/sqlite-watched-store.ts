@@ -29,7 +29,7 @@ function identityOf(file: string): string | undefined {
 
 export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {}): GuideStore {
   const searchWorkers = options.searchWorkers ?? 0;
-  const searchPriority = options.searchPriority ?? 'idle';
+  const { searchPriority } = options;
   // The first open may create the file: serve migrates and imports into a new database.
   let current: GuideStore | undefined = createSqliteGuideStore(file, { searchWorkers, searchPriority });
   let identity = identityOf(file);
