@@ -150,6 +150,20 @@ describe('SQLite search', () => {
     }
   });
 
+  it('takes the first window with the most query terms, not the first hit, for a snippet', async () => {
+    const { store } = openStore();
+    const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
+    // "walrus" alone early; "walrus" with "tusk" later; "tusk" with "walrus" and "ivory" later still,
+    // past which the scan stops (it has every term); a later window with all three must not win.
+    const markdown = `# Notes\n\n${filler('alpha', 30)} walrus ${filler('beta', 60)} walrus and tusk ${filler('gamma', 60)} `
+      + `ivory tusk walrus here ${filler('delta', 60)} walrus ivory tusk again ${filler('omega', 30)}\n`;
+    await store.importContent(makeContent([makeGuide({ slug: 'walrus', title: 'Notes', summary: 'Notes.', markdown })]));
+    const snippet = async (text: string): Promise<string | undefined> => (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
+    expect(await snippet('walrus')).toMatch(/alpha\d \*\*walrus\*\* beta0/);
+    expect(await snippet('walrus tusk')).toMatch(/\*\*walrus\*\* and \*\*tusk\*\* gamma0/);
+    expect(await snippet('walrus tusk ivory')).toMatch(/\*\*ivory\*\* \*\*tusk\*\* \*\*walrus\*\* here/);
+  });
+
   it('takes snippets from anywhere in a long body, past astral characters, with the words around the match', async () => {
     const { store } = openStore();
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
