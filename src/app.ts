@@ -94,9 +94,10 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   let contentVersion = 0;
   const cache = createRepresentationCache({
     maxEntries: 10_000,
-    // 32 MB: hot pages stay (a guide is ~13 KB), and a server of 100k guides stays within its memory
-    // goal (bench: RSS under load) while distinct searches churn through it.
+    // 32 MB: hot pages stay (a guide is ~13 KB). One-off requests (distinct searches, cursors, a
+    // crawler's reads) are not kept at all, so they neither churn the cache nor evict hot pages.
     maxBytes: 32 * 1024 * 1024,
+    admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
     currentVersion: () => contentVersion,
   });

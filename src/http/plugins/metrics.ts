@@ -114,6 +114,13 @@ export function createAppRegistry(sources: MetricsSources) {
     },
   });
   new Counter({
+    name: 'guides_cache_declined_total', help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).', registers,
+    collect() {
+      this.reset();
+      this.inc(cache.stats.declined);
+    },
+  });
+  new Counter({
     name: 'guides_early_answers_total', help: 'Cache hits answered in the HTTP server\'s request listener, before Fastify (also counted as hits).', registers,
     collect() {
       this.reset();

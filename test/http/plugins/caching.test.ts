@@ -125,7 +125,7 @@ describe('HTTP caching', () => {
 
 describe('the representation cache', () => {
   /** A real Fastify app with one cached route, whose renderings are counted. */
-  async function cachedRoute(limits: { maxEntries: number; maxBytes: number }) {
+  async function cachedRoute(limits: { maxEntries: number; maxBytes: number; admitOnSecondMiss?: boolean }) {
     const cache = createRepresentationCache({ ...limits, cacheControl: 'public, max-age=60', currentVersion: () => 1 });
     const rendered: string[] = [];
     const app = Fastify();
@@ -152,6 +152,43 @@ describe('the representation cache', () => {
       expect(rendered).toEqual(['a', 'b', 'c', 'd', 'b']);
       expect(cache.size).toBe(3);
       expect(cache.stats).toMatchObject({ hits: 4, misses: 5 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('with admission, keeps a representation from its second miss, so one-off requests never displace kept ones', async () => {
+    const { app, cache, rendered, get } = await cachedRoute({ maxEntries: 10, maxBytes: 1_000_000, admitOnSecondMiss: true });
+    try {
+      for (const name of ['a', 'a', 'a']) await get(name);
+      // Rendered at the first miss (declined) and the second (kept); the third read is a hit.
+      expect(rendered).toEqual(['a', 'a']);
+      expect(cache.size).toBe(1);
+      expect(cache.stats).toMatchObject({ hits: 1, misses: 2, declined: 1 });
+      // A run of one-off reads is rendered and sent, and not kept: `a` stays.
+      for (const name of ['b', 'c', 'd', 'e', 'a']) await get(name);
+      expect(rendered).toEqual(['a', 'a', 'b', 'c', 'd', 'e']);
+      expect(cache.size).toBe(1);
+      // b's second read, within the window, is kept.
+      for (const name of ['b', 'b']) await get(name);
+      expect(rendered.at(-1)).toBe('b');
+      expect(rendered).toHaveLength(7);
+      expect(cache.size).toBe(2);
+      expect(cache.stats).toMatchObject({ hits: 3, misses: 7, declined: 5 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('with admission, forgets a one-off read after two windows of maxEntries misses', async () => {
+    const { app, cache, rendered, get } = await cachedRoute({ maxEntries: 2, maxBytes: 1_000_000, admitOnSecondMiss: true });
+    try {
+      for (const name of ['x', 'y1', 'y2', 'y3', 'y4', 'x']) await get(name);
+      // x's first read was forgotten: its second is declined again, and nothing is kept.
+      expect(rendered).toEqual(['x', 'y1', 'y2', 'y3', 'y4', 'x']);
+      expect(cache.size).toBe(0);
+      await get('x');
+      expect(cache.size).toBe(1);
     } finally {
       await app.close();
     }
