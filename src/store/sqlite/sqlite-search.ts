@@ -69,7 +69,6 @@ function utf16Offset(text: string, codePoints: number): number {
 
 /** One document's token ids: short columns decoded at once, the body only as far as it is read. */
 class DocTokens {
-  readonly columns: Int32Array[];
   readonly checkpoints: number[];
   readonly bodyLength: number;
   readonly card: SearchCard;
@@ -79,6 +78,9 @@ class DocTokens {
   private pos = 0;
   private readonly bodyIds: Int32Array;
   private decoded = 0;
+  /** Where each short column's ids start in `data`, and how many it has: decoded only when asked for. */
+  private readonly columnStarts: number[] = [];
+  private readonly columnLengths: number[];
 
   constructor(data: Uint8Array, card: string, head: string) {
     this.data = data;
@@ -88,13 +90,24 @@ class DocTokens {
     const checkpointCount = this.next();
     this.checkpoints = [];
     for (let i = 0; i < checkpointCount * 2; i += 1) this.checkpoints.push(this.next());
-    this.columns = lengths.slice(0, BODY).map((length) => {
-      const ids = new Int32Array(length);
-      for (let i = 0; i < length; i += 1) ids[i] = this.next();
-      return ids;
-    });
+    // The short columns are read only when the body has no hit: skipped here, not decoded.
+    this.columnLengths = lengths.slice(0, BODY);
+    for (const length of this.columnLengths) {
+      this.columnStarts.push(this.pos);
+      for (let seen = 0; seen < length; this.pos += 1) if ((data[this.pos] as number) < 0x80) seen += 1;
+    }
     this.bodyLength = lengths[BODY] as number;
     this.bodyIds = scratch(BODY_SCRATCH, this.bodyLength);
+  }
+
+  /** Column `index`'s token ids (0 title, 1 summary, 2 tags). */
+  column(index: number): Int32Array {
+    const length = this.columnLengths[index] as number;
+    const ids = new Int32Array(length);
+    const reader = new VarintReader(this.data);
+    reader.pos = this.columnStarts[index] as number;
+    for (let i = 0; i < length; i += 1) ids[i] = reader.next();
+    return ids;
   }
 
   bodyAt(index: number): number {
@@ -881,7 +894,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       let best = doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
       if (best.distinct <= 0) {
         for (const other of [1, 0, 2]) {
-          const ids = doc.columns[other] as Int32Array;
+          const ids = doc.column(other);
           const candidate = Int32Array.from(ids, termOf);
           if (!candidate.some((index) => index >= 0)) continue;
           column = other;
