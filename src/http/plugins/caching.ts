@@ -149,7 +149,7 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
  *
  * Keys seen are remembered in two generations of a Bloom filter (two hashes of the key, fixed
  * memory, nothing allocated per miss): after `window` misses the older generation is dropped. A
- * false positive (about 2 % at a full generation) only admits a one-off key.
+ * false positive (about 1 % with both generations full) only admits a one-off key.
  */
 class Doorkeeper {
   private current: Uint32Array;

@@ -67,7 +67,7 @@ function utf16Offset(text: string, codePoints: number): number {
   return offset;
 }
 
-/** One document's token ids: short columns decoded at once, the body only as far as it is read. */
+/** One document's token ids: the body decoded only as far as it is read, the short columns only when asked for. */
 class DocTokens {
   readonly checkpoints: number[];
   readonly bodyLength: number;
