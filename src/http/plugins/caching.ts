@@ -151,6 +151,11 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
  * memory, nothing allocated per miss): after `window` misses the older generation is dropped. A
  * false positive (about 1 % with both generations full) only admits a one-off key.
  */
+/** Whether bit `bit` of `bits` is set. */
+function hasBit(bits: Uint32Array, bit: number): boolean {
+  return ((bits[bit >>> 5] as number) & (1 << (bit & 31))) !== 0;
+}
+
 class Doorkeeper {
   private current: Uint32Array;
   private previous: Uint32Array;
@@ -174,8 +179,7 @@ class Doorkeeper {
     for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
     const a = (hash >>> 0) & this.mask;
     const b = (Math.imul(hash, 0x5bd1e995) >>> 0 | 1) & this.mask;
-    const has = (bits: Uint32Array, bit: number): boolean => ((bits[bit >>> 5] as number) & (1 << (bit & 31))) !== 0;
-    if ((has(this.current, a) && has(this.current, b)) || (has(this.previous, a) && has(this.previous, b))) return true;
+    if ((hasBit(this.current, a) && hasBit(this.current, b)) || (hasBit(this.previous, a) && hasBit(this.previous, b))) return true;
     const current = this.current;
     current[a >>> 5] = (current[a >>> 5] as number) | (1 << (a & 31));
     current[b >>> 5] = (current[b >>> 5] as number) | (1 << (b & 31));

@@ -67,6 +67,13 @@ function utf16Offset(text: string, codePoints: number): number {
   return offset;
 }
 
+/** The position in `data` just past the `count` varints that start at `pos` (they are stepped over, not decoded). */
+function skipVarints(data: Uint8Array, pos: number, count: number): number {
+  let at = pos;
+  for (let seen = 0; seen < count; at += 1) if ((data[at] as number) < 0x80) seen += 1;
+  return at;
+}
+
 /** One document's token ids: the body decoded only as far as it is read, the short columns only when asked for. */
 class DocTokens {
   readonly checkpoints: number[];
@@ -94,7 +101,7 @@ class DocTokens {
     this.columnLengths = lengths.slice(0, BODY);
     for (const length of this.columnLengths) {
       this.columnStarts.push(this.pos);
-      for (let seen = 0; seen < length; this.pos += 1) if ((data[this.pos] as number) < 0x80) seen += 1;
+      this.pos = skipVarints(data, this.pos, length);
     }
     this.bodyLength = lengths[BODY] as number;
     this.bodyIds = scratch(BODY_SCRATCH, this.bodyLength);
@@ -320,17 +327,14 @@ function bestCandidates(candidates: Int32Array, scores: Float64Array, heap: Int3
  */
 function phraseIn(data: Buffer, pattern: Buffer): boolean {
   const reader = new VarintReader(data);
-  /** Moves past `count` varints without decoding them. */
-  const skip = (count: number): void => {
-    for (let seen = 0; seen < count; reader.pos += 1) if ((data[reader.pos] as number) < 0x80) seen += 1;
-  };
   const lengths = [reader.next(), reader.next(), reader.next()];
   reader.next();
-  skip(reader.next() * 2);
+  const checkpointCount = reader.next();
+  reader.pos = skipVarints(data, reader.pos, checkpointCount * 2);
   // Where each column's ids start, and where the last (the body) ends.
   const bounds = [reader.pos];
   for (const length of lengths) {
-    skip(length);
+    reader.pos = skipVarints(data, reader.pos, length);
     bounds.push(reader.pos);
   }
   bounds.push(data.length);
