@@ -29,10 +29,15 @@ function parseWorkers(value: string | undefined): number {
  */
 const HEAP_GROWING_PERCENT = 50;
 
+/** The V8 flag `guides serve` sets, or undefined when node's own options (`execArgv`, NODE_OPTIONS) already set one. */
+export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string | undefined): string | undefined {
+  const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
+  return given.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg)) ? undefined : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+}
+
 function limitHeapGrowth(): void {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  if (given.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg))) return;
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  const flag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS);
+  if (flag !== undefined) setFlagsFromString(flag);
 }
 
 export async function runServe(config: Config, workersOption: string | undefined): Promise<number> {

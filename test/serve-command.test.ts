@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { heapGrowthFlag } from '../src/serve-command.js';
 import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
 import { createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
@@ -210,5 +211,14 @@ describe('guides serve --workers', () => {
     expect((await getOnNewConnection(`${served.base}/api/v1/product`)).status).toBe(200);
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
+  });
+});
+
+describe('the V8 heap growth guides serve sets', () => {
+  it('is --heap-growing-percent=50 unless node was given its own, on the command line or in NODE_OPTIONS', () => {
+    expect(heapGrowthFlag([], undefined)).toBe('--heap-growing-percent=50');
+    expect(heapGrowthFlag(['--enable-source-maps'], '--max-old-space-size=512')).toBe('--heap-growing-percent=50');
+    expect(heapGrowthFlag(['--heap-growing-percent=100'], undefined)).toBeUndefined();
+    expect(heapGrowthFlag([], '--max-old-space-size=512 --heap_growing_percent=20')).toBeUndefined();
   });
 });
