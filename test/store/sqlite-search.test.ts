@@ -164,6 +164,24 @@ describe('SQLite search', () => {
     expect(await snippet('walrus tusk ivory')).toMatch(/\*\*ivory\*\* \*\*tusk\*\* \*\*walrus\*\* here/);
   });
 
+  it('takes a snippet from the summary, then the title, then the tags when the body has no hit', async () => {
+    const { store } = openStore();
+    const markdown = '# Rice\n\nCook it slowly and stir often.\n';
+    await store.importContent(makeContent([
+      makeGuide({ slug: 'in-summary', title: 'Rice basics', summary: 'A pinch of saffron goes a long way.', tags: ['rice'], markdown }),
+      makeGuide({ slug: 'in-title', title: 'Saffron risotto', summary: 'Rice, slowly.', tags: ['rice'], markdown }),
+      makeGuide({ slug: 'in-tags', title: 'Spice shelf', summary: 'What to keep.', tags: ['paprika', 'saffron'], markdown }),
+      makeGuide({ slug: 'in-all', title: 'Saffron rice', summary: 'Saffron, twice.', tags: ['saffron'], markdown }),
+    ]));
+    const { items } = await store.searchPublishedGuides({ query: parseSearchQuery('saffron'), limit: 10 });
+    expect(Object.fromEntries(items.map((item) => [item.slug, item.snippet]))).toEqual({
+      'in-summary': 'A pinch of **saffron** goes a long way.',
+      'in-title': '**Saffron** risotto',
+      'in-tags': 'paprika **saffron**',
+      'in-all': '**Saffron**, twice.',
+    });
+  });
+
   it('takes snippets from anywhere in a long body, past astral characters, with the words around the match', async () => {
     const { store } = openStore();
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
