@@ -138,6 +138,15 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
   return header.split(',').some((tag) => opaque.includes(tag.trim().replace(/^W\//, '')));
 }
 
+/** Whether bit `bit` of `bits` is set. */
+function hasBit(bits: Uint32Array, bit: number): boolean {
+  return ((bits[bit >>> 5] as number) & (1 << (bit & 31))) !== 0;
+}
+
+function setBit(bits: Uint32Array, bit: number): void {
+  bits[bit >>> 5] = (bits[bit >>> 5] as number) | (1 << (bit & 31));
+}
+
 /**
  * Admission (as TinyLFU's "doorkeeper"): a representation is kept only when its key has missed
  * before, recently. Most misses of a public API are one-off: a search text nobody sends again,
@@ -151,11 +160,6 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
  * memory, nothing allocated per miss): after `window` misses the older generation is dropped. A
  * false positive (about 1 % with both generations full) only admits a one-off key.
  */
-/** Whether bit `bit` of `bits` is set. */
-function hasBit(bits: Uint32Array, bit: number): boolean {
-  return ((bits[bit >>> 5] as number) & (1 << (bit & 31))) !== 0;
-}
-
 class Doorkeeper {
   private current: Uint32Array;
   private previous: Uint32Array;
@@ -180,13 +184,12 @@ class Doorkeeper {
     const a = (hash >>> 0) & this.mask;
     const b = (Math.imul(hash, 0x5bd1e995) >>> 0 | 1) & this.mask;
     if ((hasBit(this.current, a) && hasBit(this.current, b)) || (hasBit(this.previous, a) && hasBit(this.previous, b))) return true;
-    const current = this.current;
-    current[a >>> 5] = (current[a >>> 5] as number) | (1 << (a & 31));
-    current[b >>> 5] = (current[b >>> 5] as number) | (1 << (b & 31));
+    setBit(this.current, a);
+    setBit(this.current, b);
     this.recorded += 1;
     if (this.recorded >= this.window) {
-      this.previous = current;
-      this.current = new Uint32Array(current.length);
+      this.previous = this.current;
+      this.current = new Uint32Array(this.current.length);
       this.recorded = 0;
     }
     return false;
