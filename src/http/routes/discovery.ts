@@ -4,7 +4,7 @@
  * rendered once per content version through the representation cache (ETag, 304, HEAD).
  */
 import { createHash } from 'node:crypto';
-import { Type } from 'typebox';
+import { Type } from '../schemas/typebox.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
 import type { GuideIndexEntry } from '../../store/guide-store.js';
 import type { App, RouteContext } from '../app-types.js';

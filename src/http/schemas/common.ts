@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type } from './typebox.js';
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../../guides/guide.js';
 
 export const TimestampSchema = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp in UTC.', examples: ['2026-03-01T09:00:00Z'] });

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 
 /** `$id` of the shared problem schema: Fastify resolves `Problem#`, @fastify/swagger emits components.schemas.Problem. */

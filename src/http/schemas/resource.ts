@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 import { AbsoluteUrlSchema } from './common.js';
 
