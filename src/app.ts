@@ -16,6 +16,7 @@ import { createRepresentationCache } from './http/plugins/caching.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerEarlyAnswers } from './http/plugins/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
+import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMetrics } from './http/plugins/metrics.js';
@@ -78,6 +79,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
       : { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } };
 
   const connections: ClientErrorCounter = { clientErrors: {} };
+  const serializers = createLazySerializers();
   const app = Fastify({
     ...loggerOptions,
     // Timeouts, header cap, trusted proxies, problem+json on connection-level errors.
@@ -87,9 +89,15 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     requestIdHeader: false,
     genReqId: (request) => requestIdFor(request.headers),
     routerOptions: { maxParamLength: MAX_ROUTABLE_PATH, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true } },
+    // validateSchema: false skips checking our own schemas against JSON Schema's meta-schema at every
+    // start (compiling the meta-schema was ~70 ms of it); the OpenAPI tests check them in CI.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, validateSchema: false } },
     rewriteUrl: rewriteUnroutable,
+    // Response serializers compile on first use or right after listening, not before (a faster start).
+    schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  serializers.compileAfterListen(app);
 
   let contentVersion = 0;
   const cache = createRepresentationCache({

@@ -14,7 +14,9 @@ import { COMPRESSION_THRESHOLD_BYTES, compressBody, representationHash } from '.
 import { GuideListSchema } from './schemas/guide.js';
 import type { GuideList } from './schemas/guide.js';
 
-const stringify = fastJson(GuideListSchema) as (list: GuideList) => string;
+// Compiled on first use, not on import: loading this module is part of every start-up.
+let compiled: ((list: GuideList) => string) | undefined;
+const stringify = (list: GuideList): string => (compiled ??= fastJson(GuideListSchema) as (list: GuideList) => string)(list);
 
 /** A guide's own URL in the API. */
 export function guideUrl(urlBase: string, slug: string): string {
