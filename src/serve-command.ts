@@ -25,18 +25,18 @@ function parseWorkers(value: string | undefined): number {
  * after a full collection) and the process 215 MB resident; with 1.5×, 33 MB and 164 MB, at the
  * same request rate within the noise (measured 2026-11-26). The flag is read at each collection, so
  * setting it here (for every thread's heap: the search workers' too) takes effect at once.
- * An operator's own --heap-growing-percent (node's command line or NODE_OPTIONS) wins.
+ * An operator's own --heap-growing-percent on node's command line wins (NODE_OPTIONS cannot carry
+ * it: node refuses to start with it there).
  */
 const HEAP_GROWING_PERCENT = 50;
 
-/** The V8 flag `guides serve` sets, or undefined when node's own options (`execArgv`, NODE_OPTIONS) already set one. */
-export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string | undefined): string | undefined {
-  const given = [...execArgv, ...(nodeOptions ?? '').split(/\s+/)];
-  return given.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg)) ? undefined : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+/** The V8 flag `guides serve` sets, or undefined when node's command line (`execArgv`) already sets one. */
+export function heapGrowthFlag(execArgv: readonly string[]): string | undefined {
+  return execArgv.some((arg) => /^--heap[-_]growing[-_]percent/.test(arg)) ? undefined : `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 }
 
 function limitHeapGrowth(): void {
-  const flag = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS);
+  const flag = heapGrowthFlag(process.execArgv);
   if (flag !== undefined) setFlagsFromString(flag);
 }
 

@@ -2,7 +2,7 @@
  * `guides serve` as a child process (the built CLI in dist/, made by `npm run build`, which
  * `npm test` runs first): graceful shutdown with a request in flight, and `--workers N`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -215,10 +215,16 @@ describe('guides serve --workers', () => {
 });
 
 describe('the V8 heap growth guides serve sets', () => {
-  it('is --heap-growing-percent=50 unless node was given its own, on the command line or in NODE_OPTIONS', () => {
-    expect(heapGrowthFlag([], undefined)).toBe('--heap-growing-percent=50');
-    expect(heapGrowthFlag(['--enable-source-maps'], '--max-old-space-size=512')).toBe('--heap-growing-percent=50');
-    expect(heapGrowthFlag(['--heap-growing-percent=100'], undefined)).toBeUndefined();
-    expect(heapGrowthFlag([], '--max-old-space-size=512 --heap_growing_percent=20')).toBeUndefined();
+  it('is --heap-growing-percent=50 unless node was given its own on the command line', () => {
+    expect(heapGrowthFlag([])).toBe('--heap-growing-percent=50');
+    expect(heapGrowthFlag(['--enable-source-maps', '--max-old-space-size=512'])).toBe('--heap-growing-percent=50');
+    expect(heapGrowthFlag(['--heap-growing-percent=100'])).toBeUndefined();
+    expect(heapGrowthFlag(['--max-old-space-size=512', '--heap_growing_percent=20'])).toBeUndefined();
+  });
+
+  it('cannot come from NODE_OPTIONS, which node refuses it in (so only the command line is looked at)', () => {
+    const result = spawnSync(process.execPath, ['-e', '0'], { env: { ...process.env, NODE_OPTIONS: '--heap-growing-percent=20' }, encoding: 'utf8' });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('is not allowed in NODE_OPTIONS');
   });
 });
