@@ -119,13 +119,15 @@ function prepareBuild(options: Options): Build {
       mkdirSync(dir, { recursive: true });
       execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${dir}"`], { cwd: ROOT });
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
+      // The ref's own build script (from 2026-11-26 on, tsc and then esbuild bundling typebox).
+      execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' });
     }
     return { dir, cli: path.join(dir, 'dist', 'cli.js'), label: `${options.ref} (${sha.slice(0, 12)})` };
   }
   if (options.build) {
-    log('building (tsc -p tsconfig.build.json)');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+    // npm run build, as npm start and CI build: tsc alone would leave typebox unbundled (a slower start).
+    log('building (npm run build)');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   }
   let head = 'unknown';
   try {
