@@ -63,4 +63,21 @@ describe('lazy response serializers', () => {
     const response = await fetch(`http://127.0.0.1:${port}/items/3`);
     expect(await response.text()).toBe('{"id":3,"name":"item 3"}');
   });
+
+  it('logs a serializer that cannot compile and goes on with the rest; that route answers 500, the others serialize', async () => {
+    const serializers = createLazySerializers();
+    const lines: { level: number; msg: string }[] = [];
+    const stream = { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) };
+    app = Fastify({ logger: { level: 'error', stream }, schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } } });
+    serializers.compileAfterListen(app);
+    app.get('/broken', { schema: { response: { 200: { $ref: 'Nowhere#' } } } }, async () => ({ id: 1 }));
+    app.get('/fine', { schema: { response: { 200: Item } } }, async () => ({ id: 1, name: 'one', secret: 'no' }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    for (let turn = 0; turn < 40 && serializers.pending() > 0; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(serializers.pending()).toBe(0);
+    expect(lines.filter((line) => line.msg === 'a response serializer failed to compile').length).toBeGreaterThan(0);
+    expect((await app.inject('/broken')).statusCode).toBe(500);
+    expect((await app.inject('/fine')).body).toBe('{"id":1,"name":"one"}');
+  });
 });
+
