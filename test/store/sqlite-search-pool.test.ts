@@ -8,7 +8,7 @@
  * Node option that workers refuse).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
@@ -23,6 +23,7 @@ import type { GuideStore } from '../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
+import { createWatchedSqliteStore } from '../../src/store/sqlite/sqlite-watched-store.js';
 import type { SearchPriority } from '../../src/store/sqlite/sqlite-search-pool.js';
 import type * as StartWorkerModule from '../../src/start-worker.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
@@ -187,6 +188,32 @@ describe('SQLite searches on worker threads', () => {
     expect(started.filter((thread) => thread.policy !== 0 || thread.nice !== 0)).toEqual(priority === 'normal' ? [] : [scheduling]);
     // The event loop's own thread keeps the normal priority.
     expect(threadScheduling().get(String(process.pid))).toEqual({ policy: 0, nice: 0 });
+  });
+
+  it.runIf(existsSync('/proc/thread-self'))('keeps the search priority when a served file is replaced and reopened', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'guides.db');
+    const replacement = path.join(dir, 'replacement.db');
+    for (const [target, title] of [[file, 'Walk-in cooler checks'], [replacement, 'Cooler door seals']] as const) {
+      const writer = createSqliteGuideStore(target);
+      await writer.importContent(makeContent([makeGuide({ slug: 'first', title })]));
+      await writer.close();
+    }
+    const store = createWatchedSqliteStore(file, { checkIntervalMs: 20, searchWorkers: 1, searchPriority: 'low' });
+    closers.push(() => store.close());
+    const query = parseSearchQuery('cooler');
+    const titleFound = async (): Promise<string | undefined> => (await store.searchPublishedGuides({ query, limit: 5 }).catch(() => ({ items: [] }))).items[0]?.title;
+    expect(await titleFound()).toBe('Walk-in cooler checks');
+    const before = threadScheduling();
+    renameSync(replacement, file);
+    for (let tries = 0; (await titleFound()) !== 'Cooler door seals'; tries += 1) {
+      if (tries > 200) throw new Error('the replacement was never served');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // The reopened store's worker: nice 10 (low), not the default SCHED_IDLE.
+    const started = [...threadScheduling()].filter(([tid]) => !before.has(tid)).map(([, thread]) => thread);
+    expect(started).toContainEqual({ policy: 0, nice: 10 });
+    expect(started.filter((thread) => thread.policy !== 0)).toEqual([]);
   });
 
   it('lets searches already sent finish when it closes, and refuses later ones as unavailable', async () => {

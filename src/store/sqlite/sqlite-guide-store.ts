@@ -66,12 +66,15 @@ export interface SqliteStoreOptions {
   searchWorkers?: number;
   /** How the search workers share the CPU with the calling thread (default `idle`; see SearchPriority). */
   searchPriority?: SearchPriority;
+  /** SQLite's page cache for this connection, in KiB (default better-sqlite3's 16 MB, which suits imports). */
+  pageCacheKib?: number;
 }
 
 export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
   if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = openSqliteDatabase(file, { fileMustExist: options.fileMustExist ?? false });
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+  if (options.pageCacheKib !== undefined) db.exec(`PRAGMA cache_size = -${Math.max(1, Math.floor(options.pageCacheKib))}`);
 
   function migrateNow(): void {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');

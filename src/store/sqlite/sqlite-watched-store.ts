@@ -27,11 +27,20 @@ function identityOf(file: string): string | undefined {
   }
 }
 
+/**
+ * The serving connection's SQLite page cache: 2 MB (SQLite's own default), not better-sqlite3's
+ * 16 MB. Guide reads hit rows at random in a file far larger than either (they come from the OS's
+ * page cache either way), and rendered guides are cached above the store. Measured 2026-11-26 on
+ * 100k guides, random guide reads then each search kind (bench/.cache/tools/rss.mjs, two
+ * alternating runs each): peak RSS 244 and 249 MB against 258 and 257 MB, guide reads 7,520 and
+ * 7,961 req/s against 6,954 and 6,537 (within the noise).
+ */
+const SERVING_PAGE_CACHE_KIB = 2048;
+
 export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {}): GuideStore {
-  const searchWorkers = options.searchWorkers ?? 0;
-  const { searchPriority } = options;
+  const storeOptions = { searchWorkers: options.searchWorkers ?? 0, searchPriority: options.searchPriority, pageCacheKib: SERVING_PAGE_CACHE_KIB };
   // The first open may create the file: serve migrates and imports into a new database.
-  let current: GuideStore | undefined = createSqliteGuideStore(file, { searchWorkers, searchPriority });
+  let current: GuideStore | undefined = createSqliteGuideStore(file, storeOptions);
   let identity = identityOf(file);
   let isClosed = false;
   // Each file opened is a new generation: another file may hold the same content version number,
@@ -47,7 +56,7 @@ export function createWatchedSqliteStore(file: string, options: { checkIntervalM
     await old?.close();
     if (now === undefined) return;
     try {
-      current = createSqliteGuideStore(file, { fileMustExist: true, searchWorkers });
+      current = createSqliteGuideStore(file, { ...storeOptions, fileMustExist: true });
       generation += 1;
     } catch {
       // Not a database (yet): try again at the next check.
@@ -76,7 +85,7 @@ export function createWatchedSqliteStore(file: string, options: { checkIntervalM
     listPublishedGuides: use('listPublishedGuides'),
     searchPublishedGuides: use('searchPublishedGuides'),
     // Only with search workers: the store of each file opened then renders search pages on them.
-    ...(searchWorkers > 0 ? { renderSearchPage: use('renderSearchPage') } : {}),
+    ...(storeOptions.searchWorkers > 0 ? { renderSearchPage: use('renderSearchPage') } : {}),
     listPublishedIndex: use('listPublishedIndex'),
     importContent: use('importContent'),
     cursorKey: use('cursorKey'),
