@@ -8,8 +8,9 @@ import type { ResourceLimits } from 'node:worker_threads';
 
 export function startWorker(callerUrl: string, name: string, workerData: unknown, resourceLimits?: ResourceLimits): Worker {
   // Workers take the process's Node options (--cpu-prof, --max-old-space-size, …), but not
-  // --input-type, which a worker refuses (a process started with `node --input-type=module -e`).
-  const execArgv = process.execArgv.filter((option) => !option.startsWith('--input-type'));
+  // --input-type (a process started with `node --input-type=module -e`) nor npm start's
+  // --max-semi-space-size, which a worker refuses: its young generation is set by `resourceLimits`.
+  const execArgv = process.execArgv.filter((option) => !/^--(input-type|max[-_]semi[-_]space[-_]size)\b/.test(option));
   const isSource = callerUrl.endsWith('.ts');
   const entry = new URL(`./${name}.${isSource ? 'ts' : 'js'}`, callerUrl);
   const tsx = isSource ? import.meta.resolve('tsx/esm/api') : '';

@@ -253,6 +253,12 @@ describe('SQLite searches on worker threads', () => {
       // A Node option a worker refuses (process-wide, as an operator may give `node`): workers start without it.
       const traced = execFileSync(process.execPath, ['--trace-gc', '--input-type=module', '-e', script], { timeout: 20_000 }).toString();
       expect(traced.trim().split('\n').filter((line) => !/Scavenge|Mark-Compact|Mark-Sweep/.test(line))).toEqual(['first']);
+      // npm start's --max-semi-space-size (the worker's young generation is set by its resource
+      // limits): left out of the worker's options, so the others (here --cpu-prof) still apply to it.
+      const profiles = path.join(tempDir(), 'profiles');
+      const profiled = execFileSync(process.execPath, ['--max-semi-space-size=4', '--cpu-prof', '--cpu-prof-dir', profiles, '--input-type=module', '-e', script], { timeout: 20_000 }).toString();
+      expect(profiled.trim()).toBe('first');
+      expect(readdirSync(profiles).filter((name) => name.endsWith('.cpuprofile'))).toHaveLength(2);
     });
   });
 });

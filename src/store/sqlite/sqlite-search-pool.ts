@@ -37,10 +37,12 @@ export interface SearchWorkerData {
 /**
  * V8 gives a thread a young generation of up to 48 MB (two 16 MB semi-spaces and room for large
  * objects), and a worker's grows to it within a few hundred searches: 32 MB resident, against a
- * heap of about 7 MB that survives. 12 MB (4 MB semi-spaces) costs no measurable search time at
- * 10k or 100k guides (1 MB semi-spaces do: +15-30 %).
+ * heap of about 7 MB that survives. 8 MB (semi-spaces of ~2.7 MB) costs no measurable search time
+ * at 10k or 100k guides: common and two-term searches in process on 10k guides, two alternating
+ * runs, 2 MB semi-spaces against 4 MB: mean 0.41–0.52 ms against 0.43–0.54 ms (2026-11-26).
+ * 1 MB semi-spaces do cost (+15-30 %, 2026-11-25).
  */
-const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 12 };
+const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 8 };
 
 export type WorkerRequest =
   | { type: 'search'; id: number; options: SearchPageOptions; rendering?: SearchRendering }
