@@ -27,6 +27,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, buildVocabulary, createRandom, parseSize, writeCorpus } from './corpus.js';
+import { startNodeOptions } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';
 
@@ -109,14 +110,6 @@ interface Build {
   /** The node options of the build's `npm start` (`node <options> dist/cli.js serve`): the server runs as operators run it. */
   nodeOptions: string[];
   label: string;
-}
-
-/** The options between `node` and `dist/cli.js` in `dir`'s package.json start script (none if it has another shape). */
-function startNodeOptions(dir: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const words = (scripts?.start ?? '').trim().split(/\s+/);
-  const cli = words.indexOf('dist/cli.js');
-  return words[0] === 'node' && cli > 0 ? words.slice(1, cli) : [];
 }
 
 function prepareBuild(options: Options): Build {
