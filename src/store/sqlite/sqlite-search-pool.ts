@@ -49,8 +49,8 @@ export type WorkerRequest =
   | { type: 'warm' }
   | { type: 'close' };
 
-/** A rendered page as it crosses threads: its byte arrays are transferred, not copied. */
-export interface TransferredPage extends Omit<RenderedSearchPage, 'body' | 'encoded'> {
+/** A rendered page as it crosses threads: its byte arrays arrive as copies (see sqlite-search-worker.ts). */
+export interface RenderedPageMessage extends Omit<RenderedSearchPage, 'body' | 'encoded'> {
   body: Uint8Array;
   encoded?: { coding: 'br' | 'gzip'; body: Uint8Array };
 }
@@ -58,11 +58,11 @@ export interface TransferredPage extends Omit<RenderedSearchPage, 'body' | 'enco
 export interface WorkerReply {
   id: number;
   page?: Page<SearchPosition>;
-  rendered?: TransferredPage;
+  rendered?: RenderedPageMessage;
   error?: { message: string; unavailable: boolean };
 }
 
-/** A Buffer over a transferred array's memory (no copy). */
+/** A Buffer over a received array's memory (no further copy). */
 const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export interface SearchPool {

@@ -82,29 +82,30 @@ port.on('message', (message: WorkerRequest) => {
     return;
   }
   let reply: WorkerReply;
-  const transfer: ArrayBuffer[] = [];
   try {
     if (!search || !read) throw openError;
     const page = read(() => searchPage(search!, message.options));
     if (message.rendering) {
       const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
-      reply = { id: message.id, rendered: { ...rest, body: owned(body, transfer), ...(encoded ? { encoded: { coding: encoded.coding, body: owned(encoded.body, transfer) } } : {}) } };
+      reply = { id: message.id, rendered: { ...rest, body: alone(body), ...(encoded ? { encoded: { coding: encoded.coding, body: alone(encoded.body) } } : {}) } };
     } else {
       reply = { id: message.id, page };
     }
   } catch (error) {
     reply = { id: message.id, error: failure(error) };
   }
-  port.postMessage(reply, transfer);
+  // The body's bytes are copied into the event loop's thread (structured clone), not transferred:
+  // memory that this thread allocated and the event loop freed (after its GC) stayed resident in
+  // this thread's malloc arena. Measured 2026-11-26 on 10k guides, random guide reads then each
+  // search kind at 16 connections for 10 s (two runs against one, alternating): peak RSS 239–241 MB
+  // copied against 278 MB transferred, searches as fast (a 13 KB copy is about a microsecond).
+  port.postMessage(reply);
 });
 
 /**
- * Bytes that can be transferred to the event loop's thread: their own whole ArrayBuffer. A small
- * Buffer may be a slice of Node's shared allocation pool, which must never be transferred (that
- * would detach the pool under every other Buffer in it); such bytes are copied into their own.
+ * Bytes in an ArrayBuffer of their own. A small Buffer may be a slice of Node's shared 8 KB pool,
+ * and a structured clone copies a view's whole ArrayBuffer: the pool's other bytes would go along.
  */
-function owned(bytes: Buffer, transfer: ArrayBuffer[]): Uint8Array {
-  const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
-  transfer.push(own.buffer as ArrayBuffer);
-  return own;
+function alone(bytes: Buffer): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
