@@ -147,6 +147,9 @@ function setBit(bits: Uint32Array, bit: number): void {
   bits[bit >>> 5] = (bits[bit >>> 5] as number) | (1 << (bit & 31));
 }
 
+/** Bit positions a key sets in the doorkeeper's filter: with ~16 bits a key, the fewest false positives for few probes. */
+const BLOOM_POSITIONS = 4;
+
 /**
  * Admission (as TinyLFU's "doorkeeper"): a representation is kept only when its key has missed
  * before, recently. Most misses of a public API are one-off: a search text nobody sends again,
@@ -163,9 +166,6 @@ function setBit(bits: Uint32Array, bit: number): void {
  * depend only on the low bits of its factors. The filter worked as if it had one hash and admitted
  * 5.5 % of one-off keys; a search server's cache filled with one-off search pages, 32 MB of them.)
  */
-/** Bit positions a key sets in the doorkeeper's filter: with ~16 bits a key, the fewest false positives for few probes. */
-const BLOOM_POSITIONS = 4;
-
 class Doorkeeper {
   private current: Uint32Array;
   private previous: Uint32Array;
