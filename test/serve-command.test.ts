@@ -1,6 +1,7 @@
 /**
  * `guides serve` as a child process (the built CLI in dist/, made by `npm run build`, which
- * `npm test` runs first): graceful shutdown with a request in flight, and `--workers N`.
+ * `npm test` runs first): graceful shutdown with a request in flight, `--workers N`, and the node
+ * options `npm start` gives it.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startNodeOptions } from '../scripts/start-command.js';
 import { heapGrowthFlag } from '../src/serve-command.js';
 import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
@@ -41,13 +43,13 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
+async function serve(args: string[], env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Served> {
   const dir = makeTempDir('guides-serve-');
   dirs.push(dir);
   const content = path.join(dir, 'content');
   cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+  const child = spawn(process.execPath, [...nodeOptions, CLI, 'serve', ...args], {
     env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -209,6 +211,20 @@ describe('guides serve --workers', () => {
     const served = await serve(['--workers', 'auto']);
     await until(() => served.logs.filter((line) => line.msg === 'ready').length === availableParallelism(), 'every worker listening');
     expect((await getOnNewConnection(`${served.base}/api/v1/product`)).status).toBe(200);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+});
+
+describe('guides serve as npm start runs it', () => {
+  it('starts with the start script\'s node options, and its search worker answers', async () => {
+    const options = startNodeOptions(ROOT);
+    // What the memory figures in docs/operations.md assume.
+    expect(options).toContain('--max-semi-space-size=4');
+    const served = await serve([], {}, options);
+    const response = await fetch(`${served.base}/api/v1/guides?q=second`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { items: { slug: string }[] }).items.map((item) => item.slug)).toEqual(['second-guide']);
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
   });
