@@ -150,6 +150,42 @@ describe('SQLite search', () => {
     }
   });
 
+  it('finds the same snippets by searching a body\'s bytes for the query\'s ids as by decoding every token', async () => {
+    const { file } = await openCorpusStore();
+    const db = openSqliteDatabase(file, { readonly: true });
+    try {
+      const walker = (options: SqliteSearchOptions): ((text: string) => unknown[]) => {
+        const search = createSqliteSearch(db, options);
+        return (text) => {
+          const query = parseSearchQuery(text);
+          const pages: unknown[] = [];
+          let after: SearchPosition | undefined;
+          do {
+            const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
+            pages.push(page);
+            after = page.next;
+          } while (after);
+          return pages;
+        };
+      };
+      const decoding = walker({ snippetSearchMaxIds: 0 });
+      const searching = walker({ snippetSearchMaxIds: 64 });
+      // Common words (hits everywhere, windows found early), pairs that rarely meet (whole bodies
+      // searched), a word twice, prefixes of few and many expansions, phrases, words in titles only.
+      const texts = ['the', 'food kitchen', 'kitchen the of', 'staff staff', 'menu "the"', '"of the" kitchen', 'th', 'kitch', 'staff sch',
+        'the of and to a in is it for with on that kitchen staff', 'service prep', 'a'];
+      let snippets = 0;
+      for (const text of texts) {
+        const expected = decoding(text);
+        expect(searching(text), text).toEqual(expected);
+        snippets += (expected as { items: unknown[] }[]).reduce((sum, page) => sum + page.items.length, 0);
+      }
+      expect(snippets).toBeGreaterThan(1000);
+    } finally {
+      db.close();
+    }
+  });
+
   it('takes the first window with the most query terms, not the first hit, for a snippet', async () => {
     const { store } = openStore();
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');

@@ -39,6 +39,13 @@ const POSTINGS_CACHE_BYTES = 8 * 1024 * 1024;
  */
 const IMPACT_MIN_DF = 512;
 const IMPACT_CACHE_BYTES = 8 * 1024 * 1024;
+/**
+ * A search whose terms count this many token ids or fewer finds a body's snippet window by
+ * searching the body's bytes for each id (Buffer.indexOf, native) instead of decoding every token
+ * id (DocTokens.searchBodyWindow). More ids (short prefixes) are decoded: one pass over the body
+ * then costs less than a search per id.
+ */
+const SNIPPET_SEARCH_MAX_IDS = 8;
 const BODY = 3;
 
 /**
@@ -86,15 +93,17 @@ class DocTokens {
   readonly card: SearchCard;
   /** The first TEXT_PART_CHARS code points of the body text (most snippets need nothing else). */
   readonly head: string;
-  private readonly data: Uint8Array;
+  private readonly data: Buffer;
   private pos = 0;
   private readonly bodyIds: Int32Array;
   private decoded = 0;
+  /** After searchBodyWindow: the hits found so far (positions and terms in the hit scratch arrays), and where the search goes on. */
+  private search: { patterns: readonly TermPattern[]; nextAt: Int32Array; counted: number; tokens: number; hits: number; hitAt: Int32Array; hitTerm: Int32Array } | undefined;
   /** Where each short column's ids start in `data`, and how many it has: decoded only when asked for. */
   private readonly columnStarts: number[] = [];
   private readonly columnLengths: number[];
 
-  constructor(data: Uint8Array, card: string, head: string) {
+  constructor(data: Buffer, card: string, head: string) {
     this.data = data;
     this.head = head;
     this.card = JSON.parse(card) as SearchCard;
@@ -190,9 +199,108 @@ class DocTokens {
     return { start: bestStart, distinct: bestDistinct };
   }
 
+  /**
+   * The same window as bestBodyWindow(), found without decoding the body: each query token id's
+   * varint is searched for in the body's bytes (a match counts where a varint starts: after a byte
+   * below 0x80; varints are prefix-free), the hits are taken in body order, and a hit's position is
+   * the number of varints before it (bytes below 0x80). A body of ~1,100 tokens in which two terms
+   * never meet is counted in one simple pass instead of decoded and looked up token by token.
+   * classifyBody() then reads the hits, searching on where the window reaches past them.
+   */
+  searchBodyWindow(patterns: readonly TermPattern[], wanted: number): { start: number; distinct: number } {
+    const length = this.bodyLength;
+    const width = Math.min(SNIPPET_TOKENS, length);
+    const nextAt = new Int32Array(patterns.length);
+    for (let k = 0; k < patterns.length; k += 1) nextAt[k] = this.occurrence((patterns[k] as TermPattern).bytes, this.pos);
+    const hitAt = scratch(HIT_POSITION_SCRATCH, length);
+    const hitTerm = scratch(HIT_TERM_SCRATCH, length);
+    this.search = { patterns, nextAt, counted: this.pos, tokens: 0, hits: 0, hitAt, hitTerm };
+    const counts = new Int32Array(wanted);
+    let oldest = 0;
+    let distinct = 0;
+    let bestStart = 0;
+    let bestDistinct = -1;
+    for (let hit = this.nextHit(Number.POSITIVE_INFINITY); hit >= 0; hit = this.nextHit(Number.POSITIVE_INFINITY)) {
+      const last = hitAt[hit] as number;
+      const term = hitTerm[hit] as number;
+      // The first full window is a candidate whatever it holds: it ended before this hit.
+      if (bestDistinct < 0 && last > width - 1) {
+        bestDistinct = distinct;
+        if (distinct === wanted) break;
+      }
+      if ((counts[term] = (counts[term] as number) + 1) === 1) distinct += 1;
+      const first = last - width + 1;
+      if (first < 0) continue;
+      while ((hitAt[oldest] as number) < first) {
+        const leaving = hitTerm[oldest++] as number;
+        if ((counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
+      }
+      if (distinct > bestDistinct) {
+        bestStart = first;
+        bestDistinct = distinct;
+        if (distinct === wanted) break;
+      }
+    }
+    // No hit after the first full window (or none at all): that window, with what it holds.
+    if (bestDistinct < 0 && length > 0) bestDistinct = distinct;
+    return { start: bestStart, distinct: bestDistinct };
+  }
+
+  /** The offset of the first match of `pattern` at or after `from` where a varint starts, or -1. */
+  private occurrence(pattern: Buffer, from: number): number {
+    const data = this.data;
+    for (let at = data.indexOf(pattern, from); at >= 0; at = data.indexOf(pattern, at + 1)) {
+      // The byte before the body is the end of a varint too (of the header or a short column).
+      if ((data[at - 1] as number) < 0x80) return at;
+    }
+    return -1;
+  }
+
+  /**
+   * The next hit of searchBodyWindow()'s search, recorded in the hit scratch arrays, if its
+   * position is below `before`: its index there, else -1 (and the hit stays next).
+   */
+  private nextHit(before: number): number {
+    const search = this.search as NonNullable<DocTokens['search']>;
+    const { nextAt, patterns } = search;
+    let k = -1;
+    let at = 0;
+    for (let i = 0; i < nextAt.length; i += 1) {
+      const offset = nextAt[i] as number;
+      if (offset >= 0 && (k < 0 || offset < at)) {
+        k = i;
+        at = offset;
+      }
+    }
+    if (k < 0) return -1;
+    const data = this.data;
+    let { counted, tokens } = search;
+    for (; counted < at; counted += 1) if ((data[counted] as number) < 0x80) tokens += 1;
+    search.counted = counted;
+    search.tokens = tokens;
+    if (tokens >= before) return -1;
+    const pattern = patterns[k] as TermPattern;
+    const hit = search.hits++;
+    search.hitAt[hit] = tokens;
+    search.hitTerm[hit] = pattern.term;
+    nextAt[k] = this.occurrence(pattern.bytes, at + pattern.bytes.length);
+    return hit;
+  }
+
   /** Sets `termAt[i]` (the query term index of body token i, or -1) for i in [from, to), decoding ids as far as needed. */
   classifyBody(termAt: Int32Array, from: number, to: number, marks: Int32Array, values: Int16Array, generation: number): void {
     const end = Math.min(to, this.bodyLength);
+    if (this.search) {
+      // From the hits searchBodyWindow() found, and those past them up to the window's end.
+      termAt.fill(-1, Math.max(0, from), Math.max(0, end));
+      while (this.nextHit(end) >= 0);
+      const { hitAt, hitTerm, hits } = this.search;
+      for (let hit = 0; hit < hits; hit += 1) {
+        const at = hitAt[hit] as number;
+        if (at >= from && at < end) termAt[at] = hitTerm[hit] as number;
+      }
+      return;
+    }
     for (let i = Math.max(0, from); i < end; i += 1) {
       const id = this.bodyAt(i);
       termAt[i] = marks[id] === generation ? values[id] as number : -1;
@@ -408,11 +516,19 @@ export interface SearchHit {
   score: number;
 }
 
+/** A query token id as its varint bytes (how it is stored in a document's token list), and its term's index. */
+interface TermPattern {
+  bytes: Buffer;
+  term: number;
+}
+
 export interface SearchResult {
   hits: SearchHit[];
   terms: ResolvedTerm[];
   /** Which search the snippet memo belongs to (see IndexState.generation). */
   generation: number;
+  /** The query's token ids to search bodies for (see SNIPPET_SEARCH_MAX_IDS), made with the memo; undefined: too many, decode. */
+  patterns?: TermPattern[] | undefined;
   state?: IndexState;
 }
 
@@ -440,11 +556,14 @@ export interface SqliteSearchOptions {
   impactCacheBytes?: number;
   /** Bytes of posting lists kept as read (default POSTINGS_CACHE_BYTES). */
   postingsCacheBytes?: number;
+  /** Searches with at most this many query token ids find snippet windows by byte search (default SNIPPET_SEARCH_MAX_IDS; 0: always decode). */
+  snippetSearchMaxIds?: number;
 }
 
 export function createSqliteSearch(db: Database, options: SqliteSearchOptions = {}): SqliteSearch {
   const impactMinDf = options.impactMinDf ?? IMPACT_MIN_DF;
   const impactCacheBytes = options.impactCacheBytes ?? IMPACT_CACHE_BYTES;
+  const snippetSearchMaxIds = options.snippetSearchMaxIds ?? SNIPPET_SEARCH_MAX_IDS;
   const statements = {
     version: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'content_version'").pluck(),
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
@@ -881,14 +1000,21 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         s.generation += 1;
         result.generation = s.generation;
         // Later terms first, so an id two terms share keeps the first one's index.
+        const termOfId = new Map<number, number>();
         for (let index = result.terms.length - 1; index >= 0; index -= 1) {
           const term = result.terms[index] as ResolvedTerm;
           const ids = term.prefix !== undefined ? expansionsOf(s, term.prefix) : term.tokenIds;
           for (const id of ids) {
             termCacheGeneration[id] = s.generation;
             termCacheValue[id] = index;
+            if (termOfId.size <= snippetSearchMaxIds) termOfId.set(id, index);
           }
         }
+        result.patterns = termOfId.size <= snippetSearchMaxIds ? [...termOfId].map(([id, term]) => {
+          const bytes = new VarintWriter(5);
+          bytes.push(id);
+          return { bytes: bytes.toBuffer(), term };
+        }) : undefined;
       }
       const generation = result.generation;
       const termOf = (id: number): number => (termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1);
@@ -900,7 +1026,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       let length = doc.bodyLength;
       let termAt = scratch(TERM_SCRATCH, length);
       const classifyBody = (from: number, to: number): void => doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
-      let best = doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
+      let best = result.patterns ? doc.searchBodyWindow(result.patterns, wanted) : doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
       if (best.distinct <= 0) {
         for (const other of [1, 0, 2]) {
           const ids = doc.column(other);
