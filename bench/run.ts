@@ -503,6 +503,8 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
     { id: 'detail-hot', title: 'guide detail, 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => hot, hasBaseline: true, isUncached: false },
     { id: 'detail-hot-logged', title: 'guide detail, 16 hot slugs, a log line per request (info)', logLevel: 'info', connections: options.connections, expectStatus: 200, paths: () => hot, hasBaseline: true, isUncached: false },
     { id: 'detail-random', title: 'guide detail, random slugs over all guides', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: (run) => slice(randomSlugs, 50_000, 0, run), hasBaseline: true, isUncached: false },
+    // As browsers and most HTTP clients ask: each miss is compressed (brotli) while its client waits.
+    { id: 'detail-random-compressed', title: 'guide detail, random slugs, Accept-Encoding: gzip, deflate, br', logLevel: 'warn', connections: options.connections, expectStatus: 200, headers: { 'accept-encoding': 'gzip, deflate, br' }, paths: (run) => slice(randomSlugs, 50_000, 0, run), hasBaseline: true, isUncached: false },
     { id: 'revalidate-304', title: '304 revalidation (If-None-Match) of a guide', logLevel: 'warn', connections: options.connections, expectStatus: 304, paths: () => [hot[0] as string], hasBaseline: true, isUncached: false },
     { id: 'list-page-1', title: 'list page 1', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/guides'], hasBaseline: true, isUncached: false },
     { id: 'product', title: 'product', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/product'], hasBaseline: true, isUncached: false },
@@ -586,7 +588,7 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
     try {
       for (const scenario of group) {
         const headers = { ...scenario.headers };
-        const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`);
+        const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers);
         if (scenario.expectStatus === 304) headers['if-none-match'] = sample.headers.etag ?? '';
         const job = (run: number, seconds: number): LoadJob => ({
           url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,

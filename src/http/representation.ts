@@ -70,8 +70,24 @@ export function negotiateContentCoding(header: string | undefined): ContentCodin
 const brotliCompressAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
+/**
+ * Brotli's window fits the body (its sliding window holds 2^bits − 16 bytes): a larger one finds
+ * nothing more in a body that short, and the default (4 MB) made each compression allocate and
+ * fault in megabytes. Measured 2026-11-26 on 3–9 KB guides, sixteen at a time on one CPU:
+ * brotli 5 on zlib's thread pool 0.75 ms of CPU a body (0.41 ms of it in the kernel) with the
+ * default window, 0.41 ms with a fitted one, same sizes; synchronously 0.21 against 0.19 ms.
+ */
+export function brotliWindowBits(length: number): number {
+  const bits = Math.ceil(Math.log2(length + 16));
+  return Math.min(zlibConstants.BROTLI_DEFAULT_WINDOW, Math.max(zlibConstants.BROTLI_MIN_WINDOW_BITS, bits));
+}
+
 export const brotliOptions = (body: Uint8Array, quality = BROTLI_QUALITY): { params: Record<number, number> } => ({
-  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length },
+  params: {
+    [zlibConstants.BROTLI_PARAM_QUALITY]: quality,
+    [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    [zlibConstants.BROTLI_PARAM_LGWIN]: brotliWindowBits(body.length),
+  },
 });
 const GZIP_OPTIONS = { level: 6 };
 
@@ -87,6 +103,20 @@ export function compressBodyOffLoop(coding: ContentCoding, body: Uint8Array, lev
   return coding === 'br'
     ? brotliCompressAsync(body, brotliOptions(body, level))
     : gzipAsync(body, level === undefined ? GZIP_OPTIONS : { level });
+}
+
+/**
+ * `bytes` in memory of their own. A Buffer is often a view of a larger allocation: zlib's output
+ * is a slice of a 16 KB chunk (a 2 KB compressed guide kept 16 KB alive), and a small Buffer is
+ * a slice of Node's shared 8 KB pool. Bytes kept for long (the representation cache) or sent to
+ * another thread (a structured clone copies the whole underlying ArrayBuffer) are copied to their
+ * exact size first; bytes that own their memory already are returned as they are.
+ */
+export function ownBytes(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.byteLength);
+  bytes.copy(own);
+  return own;
 }
 
 /** The opaque part of a representation's strong ETag: a hash of its uncompressed body. */

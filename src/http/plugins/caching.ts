@@ -14,7 +14,7 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding, representationHash } from '../representation.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
 import type { ContentCoding } from '../representation.js';
 
 /** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
@@ -122,6 +122,12 @@ export interface CacheStats {
   compressions: Record<ContentCoding, number>;
 }
 
+/**
+ * A miss's body up to this size is compressed on the event loop (brotli 5: ~0.2 ms for a 6 KB
+ * guide, ~0.3 ms at this size), a larger one on zlib's thread pool (see serve()).
+ */
+const COMPRESS_IN_PLACE_MAX_BYTES = 16 * 1024;
+const CODINGS: readonly ContentCoding[] = ['br', 'gzip'];
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -262,6 +268,12 @@ export function createRepresentationCache(options: CacheOptions) {
       unlink(previous);
     }
     representation.key = key;
+    // Kept for long: in memory of their own size (see ownBytes), as the cache counts them.
+    representation.identity.body = ownBytes(representation.identity.body);
+    for (const coding of CODINGS) {
+      const variant = representation[coding];
+      if (variant) variant.body = ownBytes(variant.body);
+    }
     entries.set(key, representation);
     append(representation);
     bytes += representation.bytes;
@@ -296,11 +308,12 @@ export function createRepresentationCache(options: CacheOptions) {
   }
 
   function keepVariant(key: string, representation: Representation, coding: ContentCoding, body: Buffer): Variant {
-    const variant: Variant = { body, etag: `${representation.identity.etag.slice(0, -1)}-${coding}"` };
+    const isCached = entries.get(key) === representation;
+    const variant: Variant = { body: isCached ? ownBytes(body) : body, etag: `${representation.identity.etag.slice(0, -1)}-${coding}"` };
     stats.compressions[coding] += 1;
     representation[coding] = variant;
     representation.bytes += variant.body.length;
-    if (entries.get(key) === representation) {
+    if (isCached) {
       bytes += variant.body.length;
       evictBeyondLimits();
     }
@@ -432,13 +445,17 @@ export function createRepresentationCache(options: CacheOptions) {
         if ('encoded' in rendered && rendered.encoded && representation.isCompressible) {
           keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
         }
-        // A miss compresses on zlib's thread pool: a large page (a search of 50 results) costs
-        // ~0.6 ms of brotli, which on the event loop would hold up every other request. (A hit
-        // asking for a coding not made yet compresses in place: rare, and then kept.)
+        // A miss compresses a body of up to COMPRESS_IN_PLACE_MAX_BYTES (a guide, a short page)
+        // in place, a larger one (a page of 50 guides: ~0.75 ms of brotli) on zlib's thread pool, so
+        // that it does not hold up every other request. The pool costs about twice the CPU of the
+        // compression itself (hand-off, stream machinery, memory faulted in on its threads), which on
+        // a busy or one-CPU server is CPU taken from everything else. (A hit asking for a coding not
+        // made yet compresses in place: rare, and then kept.)
         const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
         if (coding !== undefined && !representation[coding]) {
-          const body = await compressBodyOffLoop(coding, representation.identity.body);
-          if (!representation[coding]) keepVariant(key, representation, coding, body);
+          const { body } = representation.identity;
+          const compressed = body.length <= COMPRESS_IN_PLACE_MAX_BYTES ? compressBody(coding, body) : await compressBodyOffLoop(coding, body);
+          if (!representation[coding]) keepVariant(key, representation, coding, compressed);
         }
         answer(request, reply, key, representation, serveOptions);
       });

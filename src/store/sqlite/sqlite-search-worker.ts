@@ -13,6 +13,7 @@ import { createSqliteSearch, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
 import { renderSearchPage } from '../../http/guide-list-body.js';
+import { ownBytes } from '../../http/representation.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;
@@ -87,7 +88,7 @@ port.on('message', (message: WorkerRequest) => {
     const page = read(() => searchPage(search!, message.options));
     if (message.rendering) {
       const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
-      reply = { id: message.id, rendered: { ...rest, body: alone(body), ...(encoded ? { encoded: { coding: encoded.coding, body: alone(encoded.body) } } : {}) } };
+      reply = { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
     } else {
       reply = { id: message.id, page };
     }
@@ -102,10 +103,3 @@ port.on('message', (message: WorkerRequest) => {
   port.postMessage(reply);
 });
 
-/**
- * Bytes in an ArrayBuffer of their own. A small Buffer may be a slice of Node's shared 8 KB pool,
- * and a structured clone copies a view's whole ArrayBuffer: the pool's other bytes would go along.
- */
-function alone(bytes: Buffer): Uint8Array {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
-}

@@ -1,7 +1,7 @@
 /** Compression negotiation through app.inject: gzip and brotli above 1 KB, one coding, one tag per coding. */
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { negotiateContentCoding } from '../../../src/http/representation.js';
+import { brotliWindowBits, negotiateContentCoding, ownBytes } from '../../../src/http/representation.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
@@ -31,6 +31,25 @@ describe('negotiateContentCoding', () => {
     ['', undefined],
   ])('%j → %s', (header, expected) => {
     expect(negotiateContentCoding(header)).toBe(expected);
+  });
+});
+
+describe('brotliWindowBits', () => {
+  it('fits the window to the body, between brotli\'s smallest and its default', () => {
+    expect([100, 1008, 1009, 6000, 16 * 1024, 1.6e6, 64e6].map(brotliWindowBits)).toEqual([10, 10, 11, 13, 15, 21, 22]);
+  });
+});
+
+describe('ownBytes', () => {
+  it('copies a view of a larger allocation to memory of its exact size, and returns bytes that own theirs as they are', () => {
+    // zlib's output is a slice of its 16 KB output chunk; small Buffers are slices of Node's pool.
+    for (const view of [brotliCompressSync(Buffer.from('kitchen '.repeat(500))), Buffer.from('a small body')]) {
+      expect(view.buffer.byteLength).toBeGreaterThan(view.length);
+      const own = ownBytes(view);
+      expect(own.equals(view)).toBe(true);
+      expect([own.byteOffset, own.buffer.byteLength]).toEqual([0, view.length]);
+      expect(ownBytes(own)).toBe(own);
+    }
   });
 });
 
@@ -130,6 +149,26 @@ describe('response compression', () => {
       }
       expect(decode(coding, c.rawPayload)).toBe(plain.body);
       expect(c.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+    }
+  });
+
+  it('compresses misses of every size, small ones in place and large ones on the thread pool, to bytes that decode to the page', async () => {
+    // 60 guides with long summaries: a page of 50 is well over 16 KB, a page of 3 a few KB.
+    const summary = 'A long summary about stock rotation, prep lists and walk-in order. '.repeat(6);
+    const big = await buildTestApp({ content: makeContent(Array.from({ length: 60 }, (_, i) => makeGuide({ slug: `guide-${i}`, summary }))) });
+    try {
+      for (const limit of [3, 50]) {
+        const plain = await big.app.inject({ url: `/api/v1/guides?limit=${limit}` });
+        for (const coding of ['br', 'gzip']) {
+          // Each request is a miss of its own coding (the representation is not kept on its first miss).
+          const res = await big.app.inject({ url: `/api/v1/guides?limit=${limit}`, headers: { 'accept-encoding': coding } });
+          expect(res.headers['content-encoding'], `limit ${limit}, ${coding}`).toBe(coding);
+          expect(decode(coding, res.rawPayload)).toBe(plain.body);
+        }
+        expect(Buffer.byteLength(plain.body) > 16 * 1024, `limit ${limit}`).toBe(limit === 50);
+      }
+    } finally {
+      await big.close();
     }
   });
 
