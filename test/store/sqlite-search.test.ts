@@ -10,7 +10,7 @@ import { writeCorpus } from '../../bench/corpus.js';
 import { loadContentFolder } from '../../src/content/load-content.js';
 import type { SearchPosition } from '../../src/guides/cursor.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
-import type { GuideStore } from '../../src/store/guide-store.js';
+import type { GuideStore, Page } from '../../src/store/guide-store.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-schema.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { createSqliteSearch, searchPage } from '../../src/store/sqlite/sqlite-search.js';
@@ -42,6 +42,22 @@ async function openCorpusStore(): Promise<{ store: GuideStore; file: string }> {
   const loaded = await loadContentFolder(path.join(dir, 'corpus'));
   await store.importContent(loaded.content!);
   return { store, file };
+}
+
+/** Every page (7 results each) of a search text, from one search object made with `options` for all the texts it is given. */
+function pageWalker(db: Parameters<typeof createSqliteSearch>[0], options: SqliteSearchOptions): (text: string) => Page<SearchPosition>[] {
+  const search = createSqliteSearch(db, options);
+  return (text) => {
+    const query = parseSearchQuery(text);
+    const pages: Page<SearchPosition>[] = [];
+    let after: SearchPosition | undefined;
+    do {
+      const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
+      pages.push(page);
+      after = page.next;
+    } while (after);
+    return pages;
+  };
 }
 
 async function walk(store: GuideStore, text: string, limit: number): Promise<{ slugs: string[]; scores: number[] }> {
@@ -113,27 +129,13 @@ describe('SQLite search', () => {
     const db = openSqliteDatabase(file, { readonly: true });
     try {
       // One search object per variant for all the texts, so its cache fills (and, the last one, overflows).
-      const walker = (options: SqliteSearchOptions): ((text: string) => unknown[]) => {
-        const search = createSqliteSearch(db, options);
-        return (text) => {
-          const query = parseSearchQuery(text);
-          const pages: unknown[] = [];
-          let after: SearchPosition | undefined;
-          do {
-            const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
-            pages.push(page);
-            after = page.next;
-          } while (after);
-          return pages;
-        };
-      };
-      const decoded = walker({ impactMinDf: Number.POSITIVE_INFINITY });
-      const allKept = walker({ impactMinDf: 1 });
+      const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY });
+      const allKept = pageWalker(db, { impactMinDf: 1 });
       // Room for eight lists of 300 documents: the texts below use more, so lists are evicted and made again.
-      const evicting = walker({ impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });
+      const evicting = pageWalker(db, { impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });
       // Room for a few lists as read: most are read again, and a query of many words finds its own
       // earlier lists in the way (kept until scored, so the later ones are used uncached).
-      const fewLists = walker({ postingsCacheBytes: 8 * 1024, impactCacheBytes: 12 * 300 * 8 });
+      const fewLists = pageWalker(db, { postingsCacheBytes: 8 * 1024, impactCacheBytes: 12 * 300 * 8 });
       const texts = ['the', 'food kitchen', 'a', 'th', 'staff sch', 'the of and to', 'menu "the"', 'kitchen the', 'of', 'and', 'to', 'with', 'for',
         'the of and to a in is it for with on that kitchen staff'];
       for (const round of [1, 2]) {
@@ -154,22 +156,8 @@ describe('SQLite search', () => {
     const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
-      const walker = (options: SqliteSearchOptions): ((text: string) => unknown[]) => {
-        const search = createSqliteSearch(db, options);
-        return (text) => {
-          const query = parseSearchQuery(text);
-          const pages: unknown[] = [];
-          let after: SearchPosition | undefined;
-          do {
-            const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
-            pages.push(page);
-            after = page.next;
-          } while (after);
-          return pages;
-        };
-      };
-      const decoding = walker({ snippetSearchMaxIds: 0 });
-      const searching = walker({ snippetSearchMaxIds: 64 });
+      const decoding = pageWalker(db, { snippetSearchMaxIds: 0 });
+      const searching = pageWalker(db, { snippetSearchMaxIds: 64 });
       // Common words (hits everywhere, windows found early), pairs that rarely meet (whole bodies
       // searched), a word twice, prefixes of few and many expansions, phrases, words in titles only.
       const texts = ['the', 'food kitchen', 'kitchen the of', 'staff staff', 'menu "the"', '"of the" kitchen', 'th', 'kitch', 'staff sch',
@@ -178,7 +166,7 @@ describe('SQLite search', () => {
       for (const text of texts) {
         const expected = decoding(text);
         expect(searching(text), text).toEqual(expected);
-        snippets += (expected as { items: unknown[] }[]).reduce((sum, page) => sum + page.items.length, 0);
+        snippets += expected.reduce((sum, page) => sum + page.items.length, 0);
       }
       expect(snippets).toBeGreaterThan(1000);
     } finally {

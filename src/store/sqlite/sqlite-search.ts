@@ -86,6 +86,56 @@ function skipVarints(data: Uint8Array, pos: number, count: number): number {
   return at;
 }
 
+/**
+ * The count behind a body's snippet window: hits (token position and query term index, in the
+ * hit arrays) enter in body order, and it keeps the first SNIPPET_TOKENS-token window with the
+ * most distinct terms. Distinct terms in the window only grow when a hit enters it, so only then
+ * (and at the first full window) can it become the best.
+ */
+class WindowSearch {
+  /** The best window so far: its first token, and its distinct terms (-1 before any full window). */
+  start = 0;
+  distinct = -1;
+  private inWindow = 0;
+  private oldest = 0;
+  private readonly counts: Int32Array;
+  private readonly hitAt: Int32Array;
+  private readonly hitTerm: Int32Array;
+  private readonly width: number;
+  private readonly wanted: number;
+
+  constructor(hitAt: Int32Array, hitTerm: Int32Array, width: number, wanted: number) {
+    this.hitAt = hitAt;
+    this.hitTerm = hitTerm;
+    this.width = width;
+    this.wanted = wanted;
+    this.counts = new Int32Array(wanted);
+  }
+
+  /** The first full window (tokens 0 to width − 1) is a candidate whatever it holds. True when it has every term. */
+  takeFirst(): boolean {
+    this.distinct = this.inWindow;
+    return this.inWindow === this.wanted;
+  }
+
+  /** Hit number `hit` enters the window. True when the best window has every term (the search can stop). */
+  enter(hit: number): boolean {
+    const { hitAt, hitTerm, counts } = this;
+    const term = hitTerm[hit] as number;
+    if ((counts[term] = (counts[term] as number) + 1) === 1) this.inWindow += 1;
+    const first = (hitAt[hit] as number) - this.width + 1;
+    if (first < 0) return false;
+    while ((hitAt[this.oldest] as number) < first) {
+      const leaving = hitTerm[this.oldest++] as number;
+      if ((counts[leaving] = (counts[leaving] as number) - 1) === 0) this.inWindow -= 1;
+    }
+    if (this.inWindow <= this.distinct) return false;
+    this.start = first;
+    this.distinct = this.inWindow;
+    return this.inWindow === this.wanted;
+  }
+}
+
 /** One document's token ids: the body decoded only as far as it is read, the short columns only when asked for. */
 class DocTokens {
   readonly checkpoints: number[];
@@ -149,12 +199,8 @@ class DocTokens {
     const width = Math.min(SNIPPET_TOKENS, length);
     const hitAt = scratch(HIT_POSITION_SCRATCH, length);
     const hitTerm = scratch(HIT_TERM_SCRATCH, length);
-    const counts = new Int32Array(wanted);
+    const window = new WindowSearch(hitAt, hitTerm, width, wanted);
     let hits = 0;
-    let oldest = 0;
-    let distinct = 0;
-    let bestStart = 0;
-    let bestDistinct = -1;
     let pos = this.pos;
     let last = 0;
     for (; last < length; last += 1) {
@@ -170,33 +216,17 @@ class DocTokens {
       }
       bodyIds[last] = id;
       if (marks[id] !== generation) {
-        // The first full window is a candidate whatever it holds.
-        if (last === width - 1 && bestDistinct < 0) {
-          bestDistinct = distinct;
-          if (distinct === wanted) break;
-        }
+        if (last === width - 1 && window.distinct < 0 && window.takeFirst()) break;
         continue;
       }
-      const term = values[id] as number;
       hitAt[hits] = last;
-      hitTerm[hits++] = term;
-      if ((counts[term] = (counts[term] as number) + 1) === 1) distinct += 1;
-      const first = last - width + 1;
-      if (first < 0) continue;
-      while ((hitAt[oldest] as number) < first) {
-        const leaving = hitTerm[oldest++] as number;
-        if ((counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
-      }
-      if (distinct > bestDistinct) {
-        bestStart = first;
-        bestDistinct = distinct;
-        if (distinct === wanted) break;
-      }
+      hitTerm[hits] = values[id] as number;
+      if (window.enter(hits++)) break;
     }
     this.pos = pos;
     // Ids decoded so far, including the one the scan stopped at.
     this.decoded = Math.min(length, last + 1);
-    return { start: bestStart, distinct: bestDistinct };
+    return { start: window.start, distinct: window.distinct };
   }
 
   /**
@@ -215,35 +245,15 @@ class DocTokens {
     const hitAt = scratch(HIT_POSITION_SCRATCH, length);
     const hitTerm = scratch(HIT_TERM_SCRATCH, length);
     this.search = { patterns, nextAt, counted: this.pos, tokens: 0, hits: 0, hitAt, hitTerm };
-    const counts = new Int32Array(wanted);
-    let oldest = 0;
-    let distinct = 0;
-    let bestStart = 0;
-    let bestDistinct = -1;
+    const window = new WindowSearch(hitAt, hitTerm, width, wanted);
     for (let hit = this.nextHit(Number.POSITIVE_INFINITY); hit >= 0; hit = this.nextHit(Number.POSITIVE_INFINITY)) {
-      const last = hitAt[hit] as number;
-      const term = hitTerm[hit] as number;
-      // The first full window is a candidate whatever it holds: it ended before this hit.
-      if (bestDistinct < 0 && last > width - 1) {
-        bestDistinct = distinct;
-        if (distinct === wanted) break;
-      }
-      if ((counts[term] = (counts[term] as number) + 1) === 1) distinct += 1;
-      const first = last - width + 1;
-      if (first < 0) continue;
-      while ((hitAt[oldest] as number) < first) {
-        const leaving = hitTerm[oldest++] as number;
-        if ((counts[leaving] = (counts[leaving] as number) - 1) === 0) distinct -= 1;
-      }
-      if (distinct > bestDistinct) {
-        bestStart = first;
-        bestDistinct = distinct;
-        if (distinct === wanted) break;
-      }
+      // The first full window ended before this hit.
+      if (window.distinct < 0 && (hitAt[hit] as number) > width - 1 && window.takeFirst()) break;
+      if (window.enter(hit)) break;
     }
     // No hit after the first full window (or none at all): that window, with what it holds.
-    if (bestDistinct < 0 && length > 0) bestDistinct = distinct;
-    return { start: bestStart, distinct: bestDistinct };
+    if (window.distinct < 0 && length > 0) window.takeFirst();
+    return { start: window.start, distinct: window.distinct };
   }
 
   /** The offset of the first match of `pattern` at or after `from` where a varint starts, or -1. */
