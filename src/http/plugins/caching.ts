@@ -127,7 +127,6 @@ export interface CacheStats {
  * guide, ~0.3 ms at this size), a larger one on zlib's thread pool (see serve()).
  */
 const COMPRESS_IN_PLACE_MAX_BYTES = 16 * 1024;
-const CODINGS: readonly ContentCoding[] = ['br', 'gzip'];
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -268,12 +267,9 @@ export function createRepresentationCache(options: CacheOptions) {
       unlink(previous);
     }
     representation.key = key;
-    // Kept for long: in memory of their own size (see ownBytes), as the cache counts them.
+    // Kept for long: in memory of its own size (see ownBytes), as the cache counts it. Compressed
+    // variants come later, through keepVariant(), which does the same.
     representation.identity.body = ownBytes(representation.identity.body);
-    for (const coding of CODINGS) {
-      const variant = representation[coding];
-      if (variant) variant.body = ownBytes(variant.body);
-    }
     entries.set(key, representation);
     append(representation);
     bytes += representation.bytes;
