@@ -206,6 +206,17 @@ describe('SQLite search', () => {
     });
   });
 
+  it('renders a snippet\'s words with one space between them, keeps their punctuation and drops asterisks that are not its marks', async () => {
+    const { store } = openStore();
+    await store.importContent(makeContent([
+      makeGuide({ slug: 'spaced', title: 'Pantry', summary: 'Keep   the *saffron*  dry,\tplease:  *cool* place.', tags: ['pantry'], markdown: '# Pantry\n\nShelves and bins.\n' }),
+    ]));
+    const snippet = async (text: string): Promise<string | undefined> => (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
+    expect(await snippet('saffron')).toBe('Keep the **saffron** dry, please: cool place.');
+    expect(await snippet('saffron dry')).toBe('Keep the **saffron** **dry**, please: cool place.');
+    expect(await snippet('keep place')).toBe('**Keep** the saffron dry, please: cool **place**.');
+  });
+
   it('takes snippets from anywhere in a long body, past astral characters, with the words around the match', async () => {
     const { store } = openStore();
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');

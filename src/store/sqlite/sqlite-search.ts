@@ -79,6 +79,28 @@ function utf16Offset(text: string, codePoints: number): number {
   return offset;
 }
 
+/**
+ * How many varints end in data[from, to): the bytes below 0x80. Four bytes at a time where `data`
+ * is aligned: `(w & 0x80808080) >>> 7` holds a 1 in each byte of `w` that continues a varint, and
+ * multiplying by 0x01010101 sums those into the top byte. A body is read this way up to each snippet
+ * hit, about 2 KB a result. `words`: `data` as 32-bit words (see wordsOf), where it is aligned.
+ */
+function countVarintEnds(data: Uint8Array, words: Uint32Array | undefined, from: number, to: number): number {
+  let count = 0;
+  let i = from;
+  if (words) {
+    for (; i < to && (i & 3) !== 0; i += 1) if ((data[i] as number) < 0x80) count += 1;
+    for (; i + 4 <= to; i += 4) count += 4 - (Math.imul(((words[i >>> 2] as number) & 0x80808080) >>> 7, 0x01010101) >>> 24);
+  }
+  for (; i < to; i += 1) if ((data[i] as number) < 0x80) count += 1;
+  return count;
+}
+
+/** `data` as 32-bit words, when it starts on a 4-byte boundary (for countVarintEnds). */
+function wordsOf(data: Uint8Array): Uint32Array | undefined {
+  return data.byteOffset % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2) : undefined;
+}
+
 /** The position in `data` just past the `count` varints that start at `pos` (they are stepped over, not decoded). */
 function skipVarints(data: Uint8Array, pos: number, count: number): number {
   let at = pos;
@@ -138,7 +160,6 @@ class WindowSearch {
 
 /** One document's token ids: the body decoded only as far as it is read, the short columns only when asked for. */
 class DocTokens {
-  readonly checkpoints: number[];
   readonly bodyLength: number;
   readonly card: SearchCard;
   /** The first TEXT_PART_CHARS code points of the body text (most snippets need nothing else). */
@@ -148,27 +169,47 @@ class DocTokens {
   private readonly bodyIds: Int32Array;
   private decoded = 0;
   /** After searchBodyWindow: the hits found so far (positions and terms in the hit scratch arrays), and where the search goes on. */
-  private search: { patterns: readonly TermPattern[]; nextAt: Int32Array; counted: number; tokens: number; hits: number; hitAt: Int32Array; hitTerm: Int32Array } | undefined;
+  private search: { patterns: readonly TermPattern[]; nextAt: Int32Array; words: Uint32Array | undefined; counted: number; tokens: number; hits: number; hitAt: Int32Array; hitTerm: Int32Array } | undefined;
   /** Where each short column's ids start in `data`, and how many it has: decoded only when asked for. */
-  private readonly columnStarts: number[] = [];
+  private readonly columnStarts: number[];
   private readonly columnLengths: number[];
+  /** Where the checkpoints (pairs of token index and code-point offset) start in `data`, and how many pairs there are. */
+  private readonly checkpointsAt: number;
+  private readonly checkpointCount: number;
 
   constructor(data: Buffer, card: string, head: string) {
     this.data = data;
     this.head = head;
     this.card = JSON.parse(card) as SearchCard;
-    const lengths = [this.next(), this.next(), this.next(), this.next()];
-    const checkpointCount = this.next();
-    this.checkpoints = [];
-    for (let i = 0; i < checkpointCount * 2; i += 1) this.checkpoints.push(this.next());
-    // The short columns are read only when the body has no hit: skipped here, not decoded.
-    this.columnLengths = lengths.slice(0, BODY);
+    this.columnLengths = [this.next(), this.next(), this.next()];
+    this.bodyLength = this.next();
+    this.checkpointCount = this.next();
+    this.checkpointsAt = this.pos;
+    // The checkpoints are read only by checkpointBefore(), the short columns only when the body has
+    // no hit: both skipped here, not decoded (one search decodes ~20 documents, once each).
+    this.pos = skipVarints(data, this.pos, this.checkpointCount * 2);
+    this.columnStarts = [];
     for (const length of this.columnLengths) {
       this.columnStarts.push(this.pos);
       this.pos = skipVarints(data, this.pos, length);
     }
-    this.bodyLength = lengths[BODY] as number;
     this.bodyIds = scratch(BODY_SCRATCH, this.bodyLength);
+  }
+
+  /** The last checkpoint at or before body token `index`: its token index and the code-point offset of that token's word in the body text (0, 0 before the first). */
+  checkpointBefore(index: number): { tokenIndex: number; codePoint: number } {
+    const reader = new VarintReader(this.data);
+    reader.pos = this.checkpointsAt;
+    let tokenIndex = 0;
+    let codePoint = 0;
+    for (let i = 0; i < this.checkpointCount; i += 1) {
+      const at = reader.next();
+      const offset = reader.next();
+      if (at > index) break;
+      tokenIndex = at;
+      codePoint = offset;
+    }
+    return { tokenIndex, codePoint };
   }
 
   /** Column `index`'s token ids (0 title, 1 summary, 2 tags). */
@@ -244,7 +285,7 @@ class DocTokens {
     for (let k = 0; k < patterns.length; k += 1) nextAt[k] = this.occurrence((patterns[k] as TermPattern).bytes, this.pos);
     const hitAt = scratch(HIT_POSITION_SCRATCH, length);
     const hitTerm = scratch(HIT_TERM_SCRATCH, length);
-    this.search = { patterns, nextAt, counted: this.pos, tokens: 0, hits: 0, hitAt, hitTerm };
+    this.search = { patterns, nextAt, words: wordsOf(this.data), counted: this.pos, tokens: 0, hits: 0, hitAt, hitTerm };
     const window = new WindowSearch(hitAt, hitTerm, width, wanted);
     for (let hit = this.nextHit(Number.POSITIVE_INFINITY); hit >= 0; hit = this.nextHit(Number.POSITIVE_INFINITY)) {
       // The first full window ended before this hit.
@@ -284,9 +325,8 @@ class DocTokens {
     }
     if (k < 0) return -1;
     const data = this.data;
-    let { counted, tokens } = search;
-    for (; counted < at; counted += 1) if ((data[counted] as number) < 0x80) tokens += 1;
-    search.counted = counted;
+    const tokens = search.tokens + countVarintEnds(data, search.words, search.counted, at);
+    search.counted = at;
     search.tokens = tokens;
     if (tokens >= before) return -1;
     const pattern = patterns[k] as TermPattern;
@@ -1069,12 +1109,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       let fromCodePoint = 0;
       let firstPart = 0;
       if (column === BODY) {
-        const { checkpoints } = doc;
-        for (let i = 0; i + 1 < checkpoints.length; i += 2) {
-          if ((checkpoints[i] as number) > bestStart) break;
-          tokenIndex = checkpoints[i] as number;
-          fromCodePoint = checkpoints[i + 1] as number;
-        }
+        ({ tokenIndex, codePoint: fromCodePoint } = doc.checkpointBefore(bestStart));
         // The part holding the checkpoint, and the next one when the checkpoint is late in it: the
         // window rarely needs more. The first part comes with the document.
         firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
@@ -1092,11 +1127,20 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       }
       const startOffset = (): number => utf16Offset(text, fromCodePoint - firstPart * TEXT_PART_CHARS);
       const render = (): string | undefined => {
+        // The window's words and the text between them, hits wrapped in `**`. Text between words
+        // may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit. Runs of white
+        // space become one space. Words joined by one space are copied as one slice of the text
+        // (from `run`), so a snippet is a few slices, not two or three new strings a word.
         let out = '';
+        let run = -1;
         let cursor = -1;
         let lastWordStart = -1;
         let index = tokenIndex;
         let complete = false;
+        const flush = (to: number): void => {
+          if (run >= 0) out += text.slice(run, to);
+          run = -1;
+        };
         forEachWord(text, (start, wordEnd) => {
           const at = index;
           // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
@@ -1110,19 +1154,26 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           if (isTruncated && wordEnd >= text.length) return false;
           if (index <= bestStart || start === lastWordStart) return true;
           lastWordStart = start;
-            // Text between words may hold a `*` (titles, summaries): dropped, so `**` only ever marks
-          // a hit. Runs of white space become one space.
           if (cursor >= 0) {
-            const gap = text.slice(cursor, start);
-            out += gap === ' ' ? gap : gap.replaceAll('*', '').replace(/\s+/g, ' ');
+            if (start === cursor + 1 && text.charCodeAt(cursor) === 32) {
+              if (run < 0) run = cursor;
+            } else {
+              flush(cursor);
+              out += text.slice(cursor, start).replaceAll('*', '').replace(/\s+/g, ' ');
+            }
           }
-          const word = text.slice(start, wordEnd);
           let isHit = false;
           for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= termAtIndex(t) >= 0;
-          out += isHit ? `**${word}**` : word;
+          if (isHit) {
+            flush(start);
+            out += `**${text.slice(start, wordEnd)}**`;
+          } else if (run < 0) {
+            run = start;
+          }
           cursor = wordEnd;
           return true;
         }, startOffset());
+        flush(cursor);
         // A window that reaches the end of the column keeps its closing punctuation.
         if (!complete && end >= length && cursor >= 0) out += text.slice(cursor).replaceAll('*', '').replace(/\s+/g, ' ');
         return complete || index >= end || !isTruncated ? out : undefined;
