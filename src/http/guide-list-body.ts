@@ -12,7 +12,7 @@ import type { GuideSummaryData } from '../guides/guide.js';
 import type { Page, RenderedSearchPage, SearchRendering } from '../store/guide-store.js';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, representationHash } from './representation.js';
 import { GuideListSchema } from './schemas/guide.js';
-import type { GuideList } from './schemas/guide.js';
+import type { GuideList, GuideSummary } from './schemas/guide.js';
 
 // Compiled on first use, not on import: loading this module is part of every start-up.
 let compiled: ((list: GuideList) => string) | undefined;
@@ -23,10 +23,32 @@ export function guideUrl(urlBase: string, slug: string): string {
   return `${urlBase}/api/v1/guides/${slug}`;
 }
 
+/**
+ * A guide as the list's schema has it, built field by field: every item then has one shape, and the
+ * serializer reads its fields at full speed. Items copied with `{ ...guide, url }` came out with
+ * shapes V8 could not predict, and serializing a page of 20 search results cost 80-150 µs instead
+ * of 35-55 (2026-11-26, 10k guides, in process).
+ */
+function listItem(guide: GuideSummaryData, urlBase: string): GuideSummary {
+  return {
+    slug: guide.slug,
+    title: guide.title,
+    summary: guide.summary,
+    tags: guide.tags,
+    language: guide.language,
+    publishedAt: guide.publishedAt,
+    updatedAt: guide.updatedAt,
+    readingTimeMinutes: guide.readingTimeMinutes,
+    url: guideUrl(urlBase, guide.slug),
+    // Left out of the JSON when undefined (list pages).
+    snippet: guide.snippet,
+  };
+}
+
 /** The page as response bytes (UTF-8 JSON). */
 export function guideListBody(items: readonly GuideSummaryData[], urlBase: string, nextCursor?: string): Buffer {
   return Buffer.from(stringify({
-    items: items.map((guide) => ({ ...guide, url: guideUrl(urlBase, guide.slug) })),
+    items: items.map((guide) => listItem(guide, urlBase)),
     ...(nextCursor === undefined ? {} : { nextCursor }),
   }), 'utf8');
 }
