@@ -96,6 +96,11 @@ function countVarintEnds(data: Uint8Array, words: Uint32Array | undefined, from:
   return count;
 }
 
+/** Text between a snippet's words as the snippet shows it: without `*` (only hits are marked), white space as one space. */
+function asGap(text: string): string {
+  return text.replaceAll('*', '').replace(/\s+/g, ' ');
+}
+
 /** `data` as 32-bit words, when it starts on a 4-byte boundary (for countVarintEnds). */
 function wordsOf(data: Uint8Array): Uint32Array | undefined {
   return data.byteOffset % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2) : undefined;
@@ -324,8 +329,7 @@ class DocTokens {
       }
     }
     if (k < 0) return -1;
-    const data = this.data;
-    const tokens = search.tokens + countVarintEnds(data, search.words, search.counted, at);
+    const tokens = search.tokens + countVarintEnds(this.data, search.words, search.counted, at);
     search.counted = at;
     search.tokens = tokens;
     if (tokens >= before) return -1;
@@ -1159,7 +1163,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
               if (run < 0) run = cursor;
             } else {
               flush(cursor);
-              out += text.slice(cursor, start).replaceAll('*', '').replace(/\s+/g, ' ');
+              out += asGap(text.slice(cursor, start));
             }
           }
           let isHit = false;
@@ -1175,7 +1179,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         }, startOffset());
         flush(cursor);
         // A window that reaches the end of the column keeps its closing punctuation.
-        if (!complete && end >= length && cursor >= 0) out += text.slice(cursor).replaceAll('*', '').replace(/\s+/g, ' ');
+        if (!complete && end >= length && cursor >= 0) out += asGap(text.slice(cursor));
         return complete || index >= end || !isTruncated ? out : undefined;
       };
       let out = render();
