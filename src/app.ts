@@ -102,9 +102,11 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   let contentVersion = 0;
   const cache = createRepresentationCache({
     maxEntries: 10_000,
-    // 32 MB: hot pages stay (a guide is ~13 KB). One-off requests (distinct searches, cursors, a
-    // crawler's reads) are not kept at all, so they neither churn the cache nor evict hot pages.
-    maxBytes: 32 * 1024 * 1024,
+    // RESPONSE_CACHE_MB, 16 by default: ~1,000 guides (~13 KB each, plus ~4 KB brotli) stay hot.
+    // One-off requests (distinct searches, cursors, a crawler's reads) are not kept at all, so
+    // they neither churn the cache nor evict hot pages. 32 MB cost ~35 MB more resident at 100k
+    // guides under mixed load (docs/operations.md, Memory).
+    maxBytes: config.responseCacheMb * 1024 * 1024,
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
     currentVersion: () => contentVersion,

@@ -27,6 +27,8 @@ export interface Config {
   /** Cache-Control max-age and stale-while-revalidate for successful responses, in seconds. */
   cacheMaxAgeSeconds: number;
   cacheStaleWhileRevalidateSeconds: number;
+  /** Megabytes of rendered responses (identity and compressed bodies) kept in memory; 0 keeps none. */
+  responseCacheMb: number;
   /** How often a server checks the database for a new import, in milliseconds. */
   contentPollMs: number;
   shutdownGraceMs: number;
@@ -138,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     cacheMaxAgeSeconds: integer('CACHE_MAX_AGE', 60, 0, 31_536_000),
     cacheStaleWhileRevalidateSeconds: integer('CACHE_STALE_WHILE_REVALIDATE', 300, 0, 31_536_000),
+    responseCacheMb: integer('RESPONSE_CACHE_MB', 16, 0, 65_536),
     contentPollMs: integer('CONTENT_POLL_MS', 1000, 50, 5000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     pgPoolSize: integer('PG_POOL_SIZE', 10, 1, 1000),

@@ -124,10 +124,10 @@ describe('guides (other commands)', () => {
   });
 
   it('reports every configuration problem at once, readably', async () => {
-    const result = await guides(['migrate'], { PORT: 'abc', RATE_LIMIT_PER_MINUTE: '-1', TRUST_PROXY: 'true', DATABASE_URL: 'mysql://x', SEARCH_PRIORITY: 'high' });
+    const result = await guides(['migrate'], { PORT: 'abc', RATE_LIMIT_PER_MINUTE: '-1', TRUST_PROXY: 'true', DATABASE_URL: 'mysql://x', SEARCH_PRIORITY: 'high', RESPONSE_CACHE_MB: '16MB' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
-    for (const name of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'TRUST_PROXY', 'DATABASE_URL']) expect(result.stderr).toContain(`- ${name}`);
+    for (const name of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'TRUST_PROXY', 'DATABASE_URL', 'RESPONSE_CACHE_MB']) expect(result.stderr).toContain(`- ${name}`);
     expect(result.stderr).toContain('- SEARCH_PRIORITY must be one of: idle, low, normal');
   });
 

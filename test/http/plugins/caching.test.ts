@@ -36,6 +36,30 @@ describe('HTTP caching', () => {
     }
   });
 
+  it('keeps up to RESPONSE_CACHE_MB of responses: none at 0, and the same bytes and tags either way', async () => {
+    const metric = (text: string, name: string): number => Number(text.split('\n').find((line) => line.startsWith(`${name} `))?.slice(name.length + 1));
+    const none = await buildTestApp({ env: { RESPONSE_CACHE_MB: '0' } });
+    try {
+      const cached = await t.app.inject({ url: GUIDE });
+      for (let i = 0; i < 3; i += 1) {
+        const res = await none.app.inject({ url: GUIDE });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers.etag).toBe(cached.headers.etag);
+        expect(res.body).toBe(cached.body);
+      }
+      const metrics = (await none.app.inject({ url: '/metrics' })).body;
+      expect(metric(metrics, 'guides_cache_entries')).toBe(0);
+      expect(metric(metrics, 'guides_cache_bytes')).toBe(0);
+      expect(metrics).toMatch(/^guides_cache_lookups_total\{result="miss"\} [3-9]$/m);
+      expect(metrics).not.toMatch(/^guides_cache_lookups_total\{result="hit"\} [1-9]/m);
+      // The default keeps the guide from its second read.
+      for (let i = 0; i < 3; i += 1) await t.app.inject({ url: GUIDE });
+      expect(metric((await t.app.inject({ url: '/metrics' })).body, 'guides_cache_bytes')).toBeGreaterThan(1000);
+    } finally {
+      await none.close();
+    }
+  });
+
   it('sends Last-Modified on a guide: its updatedAt as an HTTP date', async () => {
     const res = await t.app.inject({ url: GUIDE });
     expect(res.json<{ updatedAt: string }>().updatedAt).toBe('2026-03-02T09:20:00Z');
