@@ -27,7 +27,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, buildVocabulary, createRandom, parseSize, writeCorpus } from './corpus.js';
-import { startNodeOptions } from '../scripts/start-command.js';
+import { startCommand } from '../scripts/start-command.js';
+import type { StartCommand } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';
 
@@ -107,8 +108,8 @@ function median(values: readonly number[]): number {
 interface Build {
   dir: string;
   cli: string;
-  /** The node options of the build's `npm start` (`node <options> dist/cli.js serve`): the server runs as operators run it. */
-  nodeOptions: string[];
+  /** The environment and node options of the build's `npm start` (`[NAME=value] node <options> dist/cli.js serve`): the server runs as operators run it. */
+  start: StartCommand;
   label: string;
 }
 
@@ -125,7 +126,7 @@ function prepareBuild(options: Options): Build {
       // The ref's own build script (from 2026-11-26 on, tsc and then esbuild bundling typebox).
       execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' });
     }
-    return { dir, cli: path.join(dir, 'dist', 'cli.js'), nodeOptions: startNodeOptions(dir), label: `${options.ref} (${sha.slice(0, 12)})` };
+    return { dir, cli: path.join(dir, 'dist', 'cli.js'), start: startCommand(dir), label: `${options.ref} (${sha.slice(0, 12)})` };
   }
   if (options.build) {
     // npm run build, as npm start and CI build: tsc alone would leave typebox unbundled (a slower start).
@@ -140,7 +141,7 @@ function prepareBuild(options: Options): Build {
   } catch {
     // not a git checkout
   }
-  return { dir: ROOT, cli: path.join(ROOT, 'dist', 'cli.js'), nodeOptions: startNodeOptions(ROOT), label: `working tree at ${head}` };
+  return { dir: ROOT, cli: path.join(ROOT, 'dist', 'cli.js'), start: startCommand(ROOT), label: `working tree at ${head}` };
 }
 
 /** Hash of the built code that shapes a database (import, store, domain), to key cached databases. */
@@ -347,10 +348,11 @@ async function startService(build: Build, db: string, logLevel: string): Promise
   const stderr: string[] = [];
   const started = performance.now();
   // Request logs go to /dev/null: pino still formats and writes every line, nothing reads them.
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, ...build.nodeOptions, build.cli, 'serve'], {
+  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, ...build.start.nodeOptions, build.cli, 'serve'], {
     cwd: build.dir,
     env: {
       ...process.env,
+      ...build.start.env,
       NODE_ENV: 'production',
       DATABASE_URL: `sqlite:${db}`,
       PORT: String(port),
@@ -709,7 +711,7 @@ function machineNotes(build: Build, options: Options, loadBefore: number[], load
   return [
     `Date: ${new Date().toISOString()}; code: ${build.label}; Node ${process.version}; ${os.type()} ${os.release()}`,
     `CPU: ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}; memory ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `Server started as \`npm start\` starts it: \`node ${[...build.nodeOptions, 'dist/cli.js'].join(' ')} serve\`, NODE_ENV=production.`,
+    `Server started as \`npm start\` starts it: \`${[...Object.entries(build.start.env).map(([name, value]) => `${name}=${value}`), 'node', ...build.start.nodeOptions, 'dist/cli.js'].join(' ')} serve\`, NODE_ENV=production.`,
     `Server (and baseline) pinned to CPU ${SERVER_CPU}, autocannon pinned to CPU ${LOAD_CPU}; loopback; ${options.runs} run(s) of ${options.duration} s after ${options.warmup} s warm-up per scenario; medians.`,
     `Load average (1/5/15 min) before: ${loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${loadAfter.map((v) => v.toFixed(2)).join(' / ')}. The "load avg" column is the 1-minute load average at the end of each run (median): the benchmark itself accounts for about 2 on this ${os.cpus().length}-CPU machine, anything above that is other work competing with the server or the load generator.`,
     'Request logs of the service go to /dev/null (formatted and written, never read). Uncached scenarios send a distinct request path each time (search text or cursor), so the representation cache never answers them.',

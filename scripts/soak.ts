@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import http from 'node:http';
 import { writeCorpus } from '../bench/corpus.js';
-import { startNodeOptions } from './start-command.js';
+import { startCommand } from './start-command.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -104,13 +104,14 @@ interface Server {
 }
 
 async function startServer(databaseUrl: string, content: string, port: number): Promise<Server> {
+  const start = startCommand(ROOT);
   const env = {
-    PATH: process.env.PATH, DATABASE_URL: databaseUrl, CONTENT_DIR: content, PORT: String(port),
+    ...start.env, PATH: process.env.PATH, DATABASE_URL: databaseUrl, CONTENT_DIR: content, PORT: String(port),
     LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
   };
   const command = hasTaskset ? 'taskset' : process.execPath;
-  // As npm start runs it (its node options too).
-  const serve = [...startNodeOptions(ROOT), CLI, 'serve'];
+  // As npm start runs it (its environment and node options too).
+  const serve = [...start.nodeOptions, CLI, 'serve'];
   const args = hasTaskset ? ['-c', '0', process.execPath, ...serve] : serve;
   const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

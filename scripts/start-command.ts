@@ -1,14 +1,26 @@
 /**
  * How `npm start` runs the server, for the scripts that start one to measure it (the benchmark,
- * the soak): they start `node <these options> dist/cli.js serve`, as operators are told to.
+ * the soak): they start `node <these options> dist/cli.js serve` with these environment variables,
+ * as operators are told to.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** The options between `node` and `dist/cli.js` in `dir`'s package.json start script (none if it has another shape). */
-export function startNodeOptions(dir: string): string[] {
+export interface StartCommand {
+  /** The `NAME=value` assignments before `node` (such as MALLOC_ARENA_MAX=2). */
+  env: Record<string, string>;
+  /** The options between `node` and `dist/cli.js`. */
+  nodeOptions: string[];
+}
+
+/** `dir`'s package.json start script, `[NAME=value …] node [options …] dist/cli.js serve`; nothing if it has another shape. */
+export function startCommand(dir: string): StartCommand {
   const { scripts } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   const words = (scripts?.start ?? '').trim().split(/\s+/);
+  const node = words.indexOf('node');
   const cli = words.indexOf('dist/cli.js');
-  return words[0] === 'node' && cli > 0 ? words.slice(1, cli) : [];
+  const assignments = node > 0 ? words.slice(0, node) : [];
+  if (node < 0 || cli <= node || !assignments.every((word) => /^[A-Z_][A-Z0-9_]*=\S*$/.test(word))) return { env: {}, nodeOptions: [] };
+  const env = Object.fromEntries(assignments.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { env, nodeOptions: words.slice(node + 1, cli) };
 }

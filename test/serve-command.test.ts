@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startNodeOptions } from '../scripts/start-command.js';
+import { startCommand } from '../scripts/start-command.js';
 import { heapGrowthFlag } from '../src/serve-command.js';
 import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
@@ -217,11 +217,12 @@ describe('guides serve --workers', () => {
 });
 
 describe('guides serve as npm start runs it', () => {
-  it('starts with the start script\'s node options, and its search worker answers', async () => {
-    const options = startNodeOptions(ROOT);
+  it('starts with the start script\'s environment and node options, and its search worker answers', async () => {
+    const start = startCommand(ROOT);
     // What the memory figures in docs/operations.md assume.
-    expect(options).toContain('--max-semi-space-size=4');
-    const served = await serve([], {}, options);
+    expect(start.nodeOptions).toContain('--max-semi-space-size=4');
+    expect(start.env).toEqual({ MALLOC_ARENA_MAX: '2' });
+    const served = await serve([], start.env, start.nodeOptions);
     const response = await fetch(`${served.base}/api/v1/guides?q=second`);
     expect(response.status).toBe(200);
     expect(((await response.json()) as { items: { slug: string }[] }).items.map((item) => item.slug)).toEqual(['second-guide']);
