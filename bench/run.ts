@@ -19,7 +19,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -560,12 +560,41 @@ interface CorpusResult {
   scenarios: ScenarioResult[];
 }
 
+/**
+ * Reads the database file through, so that it is in the OS's page cache as on a server whose
+ * memory holds its database, however long ago a scenario last read a part of it. Some machines
+ * reclaim page cache that has been idle for a while (the 2-core VMs of 2026-11-27 page out what
+ * has not been read for about a minute, with 20 GB free): at 100k guides (a 2.35 GB file) the
+ * scenarios that followed the 10k corpus then measured the disk (random guide reads 1,622 against
+ * ~4,000 req/s, common-term searches 27 against ~145 req/s, p99 236 against ~16 ms). Reading a
+ * cached 2.35 GB file takes ~0.4 s; a cold one ~15 s here. Done before each scenario, never
+ * during one. Returns the seconds it took.
+ */
+function warmPageCache(file: string): number {
+  const started = performance.now();
+  const buffer = Buffer.allocUnsafe(8 * 1024 * 1024);
+  for (const part of [file, `${file}-wal`]) {
+    if (!existsSync(part)) continue;
+    const fd = openSync(part, 'r');
+    try {
+      while (readSync(fd, buffer, 0, buffer.length, null) > 0) {
+        // Reading is the point.
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
 async function benchCorpus(label: string, build: Build, options: Options, load: Worker, baseline: Worker & { hello: Record<string, unknown> }): Promise<CorpusResult> {
   const size = parseSize(label);
   const corpusDir = ensureCorpus(size, options);
   const corpus = ensureDatabase(label, size, corpusDir, build, options);
   log(`${label}: ${corpus.published} published guides, database ${(corpus.dbBytes / 1e6).toFixed(0)} MB`);
 
+  const warmSeconds = warmPageCache(corpus.db);
+  if (warmSeconds > 2) log(`${label}: read the database into the page cache in ${warmSeconds.toFixed(1)} s`);
   const readyMs: number[] = [];
   for (let i = 0; i < (options.smoke ? 1 : 3); i += 1) {
     const service = await startService(build, corpus.db, 'warn');
@@ -593,7 +622,8 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
         const job = (run: number, seconds: number): LoadJob => ({
           url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,
         });
-        log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)`);
+        const warmed = warmPageCache(corpus.db);
+        log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)${warmed > 2 ? `; ${warmed.toFixed(1)} s to read the database into the page cache first` : ''}`);
         // The baseline answers the very bytes the service answered, and runs alternate with the
         // service's (service, baseline, service, …): on a shared machine the capacity of the CPU
         // drifts within a minute, and each ratio compares two neighbouring runs.
