@@ -104,8 +104,8 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     maxEntries: 10_000,
     // RESPONSE_CACHE_MB, 16 by default: ~1,000 guides (~13 KB each, plus ~4 KB brotli) stay hot.
     // One-off requests (distinct searches, cursors, a crawler's reads) are not kept at all, so
-    // they neither churn the cache nor evict hot pages. 32 MB cost ~35 MB more resident at 100k
-    // guides under mixed load (docs/operations.md, Memory).
+    // they neither churn the cache nor evict hot pages. 32 MB cost ~25 MB more resident at peak at
+    // 100k guides under the benchmark's mixed load (docs/operations.md, Memory).
     maxBytes: config.responseCacheMb * 1024 * 1024,
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
