@@ -19,8 +19,7 @@ export function startCommand(dir: string): StartCommand {
   const words = (scripts?.start ?? '').trim().split(/\s+/);
   const node = words.indexOf('node');
   const cli = words.indexOf('dist/cli.js');
-  const assignments = node > 0 ? words.slice(0, node) : [];
-  if (node < 0 || cli <= node || !assignments.every((word) => /^[A-Z_][A-Z0-9_]*=\S*$/.test(word))) return { env: {}, nodeOptions: [] };
-  const env = Object.fromEntries(assignments.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
-  return { env, nodeOptions: words.slice(node + 1, cli) };
+  const assignments = words.slice(0, Math.max(node, 0)).map((word) => /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(word));
+  if (node < 0 || cli <= node || assignments.some((match) => match === null)) return { env: {}, nodeOptions: [] };
+  return { env: Object.fromEntries(assignments.map((match) => [match![1], match![2]])), nodeOptions: words.slice(node + 1, cli) };
 }
