@@ -1,7 +1,7 @@
 /**
  * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
- * own page, a page rendered on a worker is the body the event loop would make of it, an import is
+ * own page, searches that wait together are answered in one message, a page rendered on a worker is the body the event loop would make of it, an import is
  * seen by the workers, workers run at the priority asked for (also after a served file is replaced
  * and reopened), closing lets queued searches finish, a worker that dies fails only the
  * searches it held and is replaced at the next one, a database the workers cannot open answers
@@ -85,6 +85,28 @@ describe('SQLite searches on worker threads', () => {
     const answered = await Promise.all(requests.map((request) => pooled.searchPublishedGuides(request)));
     expect(answered).toEqual(expected);
     expect(answered.some((page) => page.items.length > 0)).toBe(true);
+  });
+
+  it('answers searches that wait together in one message, each with its own page', async () => {
+    const { inThread, pooled } = await corpusStores(1);
+    // The worker starts with the first search; then every message it sends is counted.
+    await pooled.searchPublishedGuides({ query: parseSearchQuery('the'), limit: 1 });
+    const worker = started.at(-1)!;
+    let messages = 0;
+    const count = (): void => {
+      messages += 1;
+    };
+    worker.on('message', count);
+
+    const requests = Array.from({ length: 40 }, (_, i) => ({ query: parseSearchQuery(TEXTS[i % TEXTS.length]!), limit: 2 + (i % 5) }));
+    const expected = await Promise.all(requests.map((request) => inThread.searchPublishedGuides(request)));
+    const answered = await Promise.all(requests.map((request) => pooled.searchPublishedGuides(request)));
+    worker.off('message', count);
+    expect(answered).toEqual(expected);
+    // One message a search would wake the event loop 40 times; searches sent at once arrive
+    // while earlier ones run, and their pages come back together.
+    expect(messages).toBeGreaterThan(0);
+    expect(messages).toBeLessThan(requests.length / 2);
   });
 
   it('renders a page on the worker as the body, hash, cursor and compressed bytes the event loop would make', async () => {

@@ -113,14 +113,17 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
         resolve();
       })),
     };
-    worker.on('message', (reply: WorkerReply) => {
-      const waiting = pending.get(reply.id);
-      if (!waiting) return;
-      pending.delete(reply.id);
+    // A message holds the replies of every search the worker answered in a row (its batch).
+    worker.on('message', (replies: WorkerReply[]) => {
+      for (const reply of replies) {
+        const waiting = pending.get(reply.id);
+        if (!waiting) continue;
+        pending.delete(reply.id);
+        if (reply.page || reply.rendered) waiting.resolve(reply);
+        else if (reply.error?.unavailable) waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
+        else waiting.reject(new Error(reply.error?.message ?? 'the search worker gave no answer'));
+      }
       if (pending.size === 0) worker.unref();
-      if (reply.page || reply.rendered) waiting.resolve(reply);
-      else if (reply.error?.unavailable) waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
-      else waiting.reject(new Error(reply.error?.message ?? 'the search worker gave no answer'));
     });
     worker.on('error', (error) => failAll(`the search worker failed: ${error.message}`));
     slots[index] = slot;

@@ -1,7 +1,8 @@
 /**
  * A search worker thread (started by sqlite-search-pool.ts): its own read-only connection to the
  * database and its own copy of the search index. It answers searches one at a time, in the order
- * they come, each in one read transaction, and exits when asked to close.
+ * they come, each in one read transaction, and exits when asked to close. Searches that wait
+ * together are answered together, in one message (see BATCH_MS).
  */
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
@@ -68,8 +69,60 @@ function failure(error: unknown): WorkerReply['error'] {
   return { message: error instanceof Error ? error.message : String(error), unavailable };
 }
 
+type SearchRequest = Extract<WorkerRequest, { type: 'search' }>;
+
+/**
+ * How long the searches answered in one message may take together. Searches that arrived while
+ * others ran are answered in a row and their pages sent in one message, at the end or once this
+ * much time has passed: each message wakes the event loop, which, on a box with one core, takes
+ * the CPU from this thread (SCHED_IDLE yields at once) and fills the CPU's caches with its own
+ * data. Alone, a search is answered as soon as it is done. Measured 2026-11-27, 10k guides, server
+ * on one CPU, 16 connections (req/s, one run each, bench `--only c16`): a message a search (before)
+ * common 557–566, two-term 893–915, prefix 792–830, rare 1,949–2,036; batches of 2 ms 663–679,
+ * 1,221–1,257, 1,043–1,074, 3,883–4,026; 5 ms 761, 1,383, 1,190, 4,093; 10 and 20 ms and no limit
+ * within the noise of 5 ms (748–788, 1,373–1,406). With searches on the event loop
+ * (`SEARCH_WORKERS=0`): 698, 1,271, 1,128, 3,686. A page waits for its batch to end, at most about
+ * this long more than its own search under a flood, when queueing takes far longer anyway (p99 at
+ * 16 connections fell, 45–60 ms to 42–47 ms).
+ */
+const BATCH_MS = 5;
+
+const queued: SearchRequest[] = [];
+
+function answer(message: SearchRequest): WorkerReply {
+  try {
+    if (!search || !read) throw openError;
+    const page = read(() => searchPage(search!, message.options));
+    if (!message.rendering) return { id: message.id, page };
+    const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
+    return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
+  } catch (error) {
+    return { id: message.id, error: failure(error) };
+  }
+}
+
+/** Answers the searches waiting, in order, for up to BATCH_MS (`limitMs`), in one message. */
+function answerQueued(limitMs = BATCH_MS): void {
+  // Nothing left: a close answered them (and closed the port) before this turn came.
+  if (queued.length === 0) return;
+  const started = performance.now();
+  const replies: WorkerReply[] = [];
+  do replies.push(answer(queued.shift()!));
+  while (queued.length > 0 && performance.now() - started < limitMs);
+  // The bodies' bytes are copied into the event loop's thread (structured clone), not transferred:
+  // memory that this thread allocated and the event loop freed (after its GC) stayed resident in
+  // this thread's malloc arena. Measured 2026-11-26 on 10k guides, random guide reads then each
+  // search kind at 16 connections for 10 s (two runs against one, alternating): peak RSS 239–241 MB
+  // copied against 278 MB transferred, searches as fast (a 13 KB copy is about a microsecond).
+  port.postMessage(replies);
+  // Searches that arrive meanwhile are queued (the message phase) before the next batch starts.
+  if (queued.length > 0) setImmediate(answerQueued);
+}
+
 port.on('message', (message: WorkerRequest) => {
   if (message.type === 'close') {
+    // Searches sent before the close are answered first.
+    if (queued.length > 0) answerQueued(Number.POSITIVE_INFINITY);
     if (db?.open) db.close();
     port.close();
     return;
@@ -82,24 +135,7 @@ port.on('message', (message: WorkerRequest) => {
     }
     return;
   }
-  let reply: WorkerReply;
-  try {
-    if (!search || !read) throw openError;
-    const page = read(() => searchPage(search!, message.options));
-    if (message.rendering) {
-      const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
-      reply = { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
-    } else {
-      reply = { id: message.id, page };
-    }
-  } catch (error) {
-    reply = { id: message.id, error: failure(error) };
-  }
-  // The body's bytes are copied into the event loop's thread (structured clone), not transferred:
-  // memory that this thread allocated and the event loop freed (after its GC) stayed resident in
-  // this thread's malloc arena. Measured 2026-11-26 on 10k guides, random guide reads then each
-  // search kind at 16 connections for 10 s (two runs against one, alternating): peak RSS 239–241 MB
-  // copied against 278 MB transferred, searches as fast (a 13 KB copy is about a microsecond).
-  port.postMessage(reply);
+  // Every message that has arrived is taken before the first search of a batch runs.
+  queued.push(message);
+  if (queued.length === 1) setImmediate(answerQueued);
 });
-
