@@ -83,7 +83,8 @@ type SearchRequest = Extract<WorkerRequest, { type: 'search' }>;
  * within the noise of 5 ms (748–788, 1,373–1,406). With searches on the event loop
  * (`SEARCH_WORKERS=0`): 698, 1,271, 1,128, 3,686. A page waits for its batch to end, at most about
  * this long more than its own search under a flood, when queueing takes far longer anyway (p99 at
- * 16 connections fell, 45–60 ms to 42–47 ms).
+ * 16 connections, same runs: 49–68 ms before, 42–47 ms with 5 ms). At one connection, throughput
+ * and p99 are as before (alternating runs, each kind within ±8 %).
  */
 const BATCH_MS = 5;
 
