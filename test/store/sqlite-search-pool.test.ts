@@ -1,12 +1,13 @@
 /**
  * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
- * own page, searches that wait together are answered in one message, a page rendered on a worker is the body the event loop would make of it, an import is
- * seen by the workers, workers run at the priority asked for (also after a served file is replaced
- * and reopened), closing lets queued searches finish, a worker that dies fails only the
- * searches it held and is replaced at the next one, a database the workers cannot open answers
- * "unavailable", and a script whose only work is a search still exits (also when started with
- * Node options that workers refuse, which they leave out while keeping the others).
+ * own page, searches that wait together are answered in one message, a page rendered on a worker
+ * is the body the event loop would make of it, an import is seen by the workers, workers run at
+ * the priority asked for (also after a served file is replaced and reopened), closing lets queued
+ * searches finish, a worker that dies fails only the searches it held and is replaced at the next
+ * one, a database the workers cannot open answers "unavailable", and a script whose only work is a
+ * search still exits (also when started with Node options that workers refuse, which they leave
+ * out while keeping the others).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
