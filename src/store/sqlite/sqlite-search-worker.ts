@@ -122,8 +122,8 @@ function answerQueued(limitMs = BATCH_MS): void {
 
 port.on('message', (message: WorkerRequest) => {
   if (message.type === 'close') {
-    // Searches sent before the close are answered first.
-    if (queued.length > 0) answerQueued(Number.POSITIVE_INFINITY);
+    // Searches sent before the close are answered first (all of them: no time limit).
+    answerQueued(Number.POSITIVE_INFINITY);
     if (db?.open) db.close();
     port.close();
     return;
