@@ -242,9 +242,14 @@ describe('SQLite searches on worker threads', () => {
 
   it('lets searches already sent finish when it closes, and refuses later ones as unavailable', async () => {
     const file = path.join(tempDir(), 'guides.db');
-    const store = createSqliteGuideStore(file, { searchWorkers: 1 });
+    // close() gives a worker 2 s to finish. While other test files keep every CPU busy, a worker at
+    // the idle priority gets no CPU, and starting one (this test's TypeScript compiled as it loads)
+    // can take longer than that: the worker runs at the normal priority (the priorities have their
+    // own tests above) and has started before the searches are sent.
+    const store = createSqliteGuideStore(file, { searchWorkers: 1, searchPriority: 'normal' });
     await store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
     const query = parseSearchQuery('cooler');
+    await store.searchPublishedGuides({ query, limit: 5 });
     const pending = Array.from({ length: 10 }, () => store.searchPublishedGuides({ query, limit: 5 }));
     await store.close();
     for (const page of await Promise.all(pending)) expect(page.items.map((item) => item.slug)).toEqual(['first']);
