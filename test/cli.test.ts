@@ -1,6 +1,7 @@
 /** The `guides` command as users run it: a child process on temporary folders and databases. */
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -139,6 +140,15 @@ describe('guides (other commands)', () => {
     }
     expect((await guides(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     expect((await guides(['--help'])).code).toBe(0);
+  });
+
+  // Node 22.1+ (production's runtimes); Node 20 has no compile cache and the CLI goes without.
+  it.runIf(typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function')('keeps Node\'s compile cache beside its packages', async () => {
+    const cache = path.join(ROOT, 'node_modules', '.cache', 'guides-compile-cache');
+    expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
+    // A folder per Node version and set of V8 flags (other tests start the CLI with other flags).
+    const folders = readdirSync(cache).filter((name) => name.startsWith(`${process.version}-`));
+    expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
   });
 });
 
