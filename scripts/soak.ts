@@ -6,7 +6,7 @@
  * 1. Abuse: guide-detail latency on the idle server, then again while a flood of distinct,
  *    uncacheable searches (common terms, hundreds in flight) hits it. Pass: searches beyond the
  *    budget are refused at once with 503 + Retry-After, and detail p99 stays within 3× idle (a
- *    miss is measured once more, and fails only when it misses twice in a row).
+ *    miss is measured again, and fails only when all of ABUSE_ATTEMPTS attempts miss).
  * 2. Soak: mixed traffic (details, 404s, list pages and cursors, searches, product, resources) at
  *    the benchmark's saturation concurrency for the whole duration, with a content import by another
  *    process halfway through. Pass: no unexpected status and no socket error, p99 of the last window
@@ -75,6 +75,8 @@ const connections = Number(values.connections);
 const corpusSize = Number(values.corpus);
 const abuseConnections = Number(values['abuse-connections']);
 const abuseSeconds = Number(values['abuse-seconds']);
+/** How many times the abuse step's latency check is measured before a miss fails (see abuse()). */
+const ABUSE_ATTEMPTS = 3;
 const hasTaskset = (() => {
   try {
     execFileSync('taskset', ['-c', '0', 'true']);
@@ -280,20 +282,22 @@ async function main(): Promise<number> {
     if (!values['skip-abuse']) await abuse();
     /**
      * The flood, with guide reads measured before (idle) and during it. The reads' p99 under the
-     * flood must stay within 3× idle. A miss of that one check is measured once more, and fails only
-     * if it misses again: on a shared machine a burst of other work during one 8-s window moved the
-     * ratio from ~1.6× to 3.1-3.7× (2026-11-26, the same build measured within the hour), while a
-     * server that lets searches crowd out reads misses every time.
+     * flood must stay within 3× idle. A miss of that one check is measured again, up to
+     * ABUSE_ATTEMPTS times in all, and fails only if every attempt misses: the same build on a shared
+     * machine moves across the bar from one 8-s window to the next (2026-11-26, Intel: 1.65-2.6×,
+     * then 3.1-3.7× within the hour; 2026-11-27, 2 AMD EPYC vCPUs, sixteen attempts of one build
+     * within two hours: 1.8-4.0×, half of them over 3×, CI failing twice in a row once), while a
+     * server that lets searches crowd out reads misses every time (22× before refusals were cheap).
      */
     async function abuse(): Promise<void> {
       for (let attempt = 1; ; attempt += 1) {
         const latencyMiss = await abuseOnce();
         if (latencyMiss === undefined) return;
-        if (attempt === 1) {
-          console.log(`== ${latencyMiss}; measuring once more`);
+        if (attempt < ABUSE_ATTEMPTS) {
+          console.log(`== ${latencyMiss}; measuring again (attempt ${attempt} of ${ABUSE_ATTEMPTS})`);
           continue;
         }
-        const miss = `${latencyMiss} (twice in a row)`;
+        const miss = `${latencyMiss} (${ABUSE_ATTEMPTS} attempts in a row)`;
         if (values['abuse-report-only']) console.log(`MISS ${miss} (reported only)`);
         else failures.push(miss);
         return;
