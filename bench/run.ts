@@ -427,9 +427,8 @@ interface Scenario {
   hasBaseline: boolean;
   isUncached: boolean;
   /**
-   * Paths of another scenario on the same server whose runs alternate with this one's (this, the
-   * other, this, …), for a ratio of neighbouring runs: the deep pages against the early pages.
-   * Run numbers from `runs + 1` on, so that the pages differ from the other scenario's own.
+   * Paths of a reference load on the same server whose runs alternate with this one's (this, the
+   * reference, this, …), for a ratio of neighbouring runs: the deep pages against the early pages.
    */
   referencePaths?(run: number): string[];
 }
@@ -519,8 +518,9 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
     { id: 'product', title: 'product', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/product'], hasBaseline: true, isUncached: false },
     { id: 'resources', title: 'resources', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/resources'], hasBaseline: true, isUncached: false },
     { id: 'list-early-pages', title: `list pages 2–${deepPage - 1} by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(0, run), hasBaseline: false, isUncached: true },
-    // Its runs alternate with runs of early pages (distinct cursors again), for the deep-page target:
-    // p99s below a millisecond drift by a tenth of one from one minute to the next on these VMs.
+    // Its runs alternate with runs of early pages, for the deep-page target: p99s below a millisecond
+    // drift by a tenth of one from one minute to the next on these VMs. The reference's run numbers
+    // start past list-early-pages' own, so its cursors are new again (never cached).
     { id: 'list-deep-pages', title: `list pages ${deepPage}+ by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(deepIndex, run), referencePaths: (run) => cursorPaths(0, run + runs + 1), hasBaseline: false, isUncached: true },
   ];
   const kinds: [keyof QueryPools, string][] = [['common', 'common terms'], ['rare', 'rare terms'], ['twoTerm', 'two terms'], ['prefix', 'prefix']];
@@ -651,8 +651,10 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           await baseline.request<boolean>({ response });
           baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: reference.status });
         }
+        const { referencePaths } = scenario;
+        const referenceJob = referencePaths && ((run: number, seconds: number): LoadJob => ({ ...job(run, seconds), paths: referencePaths(run) }));
         await load.request<LoadResult>({ job: job(-1, options.warmup) });
-        if (scenario.referencePaths) await load.request<LoadResult>({ job: { ...job(-1, options.warmup), paths: scenario.referencePaths(-1) } });
+        if (referenceJob) await load.request<LoadResult>({ job: referenceJob(-1, options.warmup) });
         if (baseJob) await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
         const runs: RunFigures[] = [];
         for (let run = 0; run < options.runs; run += 1) {
@@ -666,7 +668,7 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           rssMaxKb = Math.max(rssMaxKb, peak);
           const figures: RunFigures = { app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0 };
           if (baseJob) figures.baseline = await load.request<LoadResult>({ job: baseJob(run, options.duration) });
-          if (scenario.referencePaths) figures.reference = await load.request<LoadResult>({ job: { ...job(run, options.duration), paths: scenario.referencePaths(run) } });
+          if (referenceJob) figures.reference = await load.request<LoadResult>({ job: referenceJob(run, options.duration) });
           runs.push(figures);
         }
         const rps = median(runs.map((r) => r.app.requestsPerSecond));
@@ -685,7 +687,7 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
             // The median of the runs' ratios, each to the baseline run right after it.
             ratio: median(runs.map((r) => r.app.requestsPerSecond / (r.baseline?.requestsPerSecond ?? Number.NaN))),
           } : {}),
-          ...(scenario.referencePaths ? {
+          ...(referenceJob ? {
             referenceP99Ms: median(runs.map((r) => r.reference?.p99Ms ?? Number.NaN)),
             p99Ratio: median(runs.map((r) => r.app.p99Ms / (r.reference?.p99Ms ?? Number.NaN))),
           } : {}),
