@@ -46,6 +46,20 @@ async function burst(t: TestApp): Promise<{ searches: Answer[]; reads: Answer[] 
   return { searches: await Promise.all(searches), reads: await Promise.all(reads) };
 }
 
+/**
+ * A SQLite store whose searches hold the event loop ~2 ms each, as searches over a large index do:
+ * over the few sample guides a search takes a fraction of that on a fast machine, and a burst of
+ * them then left the loop on time (no refusal to test).
+ */
+function storeWithSlowSearches(): GuideStore {
+  const inner = createSqliteGuideStore(`${makeTempDir('search-budget-')}/guides.db`);
+  return { ...inner, searchPublishedGuides: (options) => {
+    const until = performance.now() + 2;
+    while (performance.now() < until);
+    return inner.searchPublishedGuides(options);
+  } };
+}
+
 function expectShedAtOnce({ searches, reads }: { searches: Answer[]; reads: Answer[] }): void {
   const shed = searches.filter((a) => a.status === 503);
   expect(shed.length, 'searches refused').toBeGreaterThan(0);
@@ -83,7 +97,7 @@ describe('search budget', () => {
   });
 
   it('on SQLite, refuses searches at once while the event loop is behind, and serves guide reads alongside', async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    t = await buildTestApp({ store: storeWithSlowSearches(), env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
     expectShedAtOnce(await burst(t));
   });
 
@@ -192,7 +206,7 @@ describe('search budget', () => {
   });
 
   it('can be turned off with SEARCH_CONCURRENCY=0', async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    t = await buildTestApp({ store: storeWithSlowSearches(), env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', SEARCH_MAX_LAG_MS: '1', MAX_EVENT_LOOP_DELAY_MS: '0' } });
     const { searches } = await burst(t);
     expect(searches.map((a) => a.status)).toEqual(searches.map(() => 200));
   });
