@@ -25,12 +25,12 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, ...ISOLATED],
           isolate: false,
           // Every response a test injects is checked against /openapi.json; the teardown prints the count.
-          globalSetup: ['test/helpers/contract-global-setup.ts'],
+          globalSetup: ['test/helpers/contract-global-setup.ts', 'test/helpers/temp-global-setup.ts'],
           setupFiles: ['test/helpers/contract-setup.ts'],
         },
       },
       {
-        test: { ...common, name: 'isolated', include: ISOLATED, isolate: true },
+        test: { ...common, name: 'isolated', include: ISOLATED, isolate: true, globalSetup: ['test/helpers/temp-global-setup.ts'] },
       },
     ],
   },

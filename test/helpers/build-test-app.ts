@@ -8,6 +8,7 @@ import type { RequestListener } from 'node:http';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import lightMyRequest from 'light-my-request';
+import { inject } from 'vitest';
 import type { InjectOptions } from 'light-my-request';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -40,8 +41,9 @@ export interface TestAppOptions {
   logger?: FastifyBaseLogger;
 }
 
+/** A new folder inside the run's temporary folder (temp-global-setup.ts), removed after the run. */
 export function makeTempDir(prefix = 'guides-test-'): string {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  return mkdtempSync(path.join(inject('testTempRoot') ?? tmpdir(), prefix));
 }
 
 /**
