@@ -1,8 +1,7 @@
 /**
  * Vitest global setup: one folder per run (and project) for the test files' temporary folders
- * (makeTempDir), removed after the run. Test files leave their databases and corpora there rather
- * than each cleaning up after itself: ~10 MB a run, which repeated runs used to pile up in the
- * machine's temp folder.
+ * (makeTempDir), removed after the run, so a file need not remove its own. Left in the machine's
+ * temp folder, they came to ~10 MB a run, and repeated runs piled them up.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
