@@ -124,12 +124,13 @@ describe('SQLite search', () => {
     expect(matched).toBeGreaterThan(60);
   });
 
-  it('gives the same pages, scores and snippets whether lists are scored from impacts (cached or evicted) or decoded', async () => {
+  it('gives the same pages, scores and snippets whether lists are scored from impacts (by posting or dense, cached or evicted) or decoded', async () => {
     const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
       // One search object per variant for all the texts, so its cache fills (and, the last one, overflows).
       const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY });
+      // Lists of 200+ of the 300 guides are kept dense (an impact per guide), shorter ones by posting.
       const allKept = pageWalker(db, { impactMinDf: 1 });
       // Room for eight lists of 300 documents: the texts below use more, so lists are evicted and made again.
       const evicting = pageWalker(db, { impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });

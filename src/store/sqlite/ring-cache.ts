@@ -54,7 +54,7 @@ export class RingCache<K, V> {
    * and keeps under `key` the value `fill` returns given the buffer and the offset of that room.
    * Undefined when the entry is too large, or its room holds an entry of the current turn.
    */
-  put(key: K, bytes: number, fill: (buffer: ArrayBuffer, offset: number) => V): V | undefined {
+  put<T extends V>(key: K, bytes: number, fill: (buffer: ArrayBuffer, offset: number) => T): T | undefined {
     const size = Math.ceil(bytes / 8) * 8;
     if (size > this.capacity / this.maxShare || this.entries.has(key)) return undefined;
     const start = this.head + size > this.capacity ? 0 : this.head;

@@ -34,8 +34,9 @@ const POSTINGS_CACHE_BYTES = 8 * 1024 * 1024;
  * kept decoded, each posting with its BM25 part already computed, within IMPACT_CACHE_BYTES (12
  * bytes a posting). Scoring them is then one subtraction per posting instead of a varint decode
  * and a division, and a prefix's merge is done once per content version instead of per search.
- * A list above an eighth of the budget is not kept (at 100k guides, the commonest words): cycling
- * megabyte arrays through a full cache would cost more than decoding them.
+ * Lists of two thirds of the guides or more are kept dense instead (see sourceOf()). A list whose
+ * postings would take more than an eighth of the budget is not kept (at 100k guides, the commonest
+ * words): cycling megabyte arrays through a full cache would cost more than decoding them.
  */
 const IMPACT_MIN_DF = 512;
 const IMPACT_CACHE_BYTES = 8 * 1024 * 1024;
@@ -414,6 +415,33 @@ function takeImpacts(candidates: Int32Array, scores: Float64Array, docs: Int32Ar
   return df;
 }
 
+/** As takeImpacts(), from a dense list: every guide whose impact is not 0, in docno order. */
+function takeDense(candidates: Int32Array, scores: Float64Array, impacts: Float64Array, docCount: number): number {
+  let kept = 0;
+  for (let doc = 0; doc < docCount; doc += 1) {
+    const impact = impacts[doc] as number;
+    if (impact !== 0) {
+      candidates[kept] = doc;
+      scores[kept++] = -impact;
+    }
+  }
+  return kept;
+}
+
+/** As intersectImpacts(), from a dense list: one lookup per candidate, whatever the list's length. */
+function intersectDense(candidates: Int32Array, scores: Float64Array, count: number, impacts: Float64Array): number {
+  let kept = 0;
+  for (let c = 0; c < count; c += 1) {
+    const doc = candidates[c] as number;
+    const impact = impacts[doc] as number;
+    if (impact !== 0) {
+      candidates[kept] = doc;
+      scores[kept++] = (scores[c] as number) - impact;
+    }
+  }
+  return kept;
+}
+
 /** Keeps the candidates (the first `count`) that `docs` also holds, subtracting their impacts; returns how many. */
 function intersectImpacts(candidates: Int32Array, scores: Float64Array, count: number, docs: Int32Array, impacts: Float64Array, df: number): number {
   let kept = 0;
@@ -544,7 +572,9 @@ interface IndexState {
 type Source =
   | { kind: 'list'; df: number; data: Uint8Array }
   | { kind: 'arrays'; df: number; docs: Int32Array; freqs: Int32Array; length: number }
-  | { kind: 'impacts'; df: number; docs: Int32Array; impacts: Float64Array };
+  | { kind: 'impacts'; df: number; docs: Int32Array; impacts: Float64Array }
+  // One impact per guide, by docno, 0 where the list lacks the guide (see sourceOf()).
+  | { kind: 'dense'; df: number; impacts: Float64Array };
 
 const K1_PLUS_1 = BM25_K1 + 1;
 
@@ -636,7 +666,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
   let state: IndexState | undefined;
   // Both caches hold views into one buffer each, overwritten oldest first (see ring-cache.ts).
   const postingsCache = new RingCache<number, Uint8Array>(options.postingsCacheBytes ?? POSTINGS_CACHE_BYTES, 8);
-  const impactCache = new RingCache<number | string, Source & { kind: 'impacts' }>(impactCacheBytes, 8);
+  const impactCache = new RingCache<number | string, Source & { kind: 'impacts' | 'dense' }>(impactCacheBytes, 8);
 
   function load(contentVersion: string): IndexState {
     const statsBlob = statements.meta.get('stats');
@@ -709,29 +739,46 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     const cached = impactCache.get(key);
     if (cached) return cached;
     const made = make();
-    if (made.kind === 'impacts') return made;
+    if (made.kind === 'impacts' || made.kind === 'dense') return made;
     const { df } = made;
+    const { docCount, lengthNorm } = s;
+    const idf = idfOf(docCount, df);
+    // The same expression as in evaluate(), so a score is the same double either way. Never 0: a
+    // posting's frequency is at least 1 and the IDF at least 1e-6, so 0 can mark "absent" in a dense list.
+    const impactOf = (doc: number, freq: number): number => idf * (freq * K1_PLUS_1) / (freq + (lengthNorm[doc] as number));
+    const forEachPosting = (visit: (i: number, doc: number, freq: number) => void): void => {
+      if (made.kind === 'list') {
+        const reader = new VarintReader(made.data);
+        for (let i = 0, doc = -1; !reader.done; i += 1) {
+          doc += reader.next() + 1;
+          visit(i, doc, reader.next());
+        }
+      } else {
+        for (let i = 0; i < made.length; i += 1) visit(i, made.docs[i] as number, made.freqs[i] as number);
+      }
+    };
+    // A list of two thirds of the guides or more (common words, short prefixes) is kept dense, one
+    // impact per guide by docno: no more bytes than its postings (8 a guide against 12 a posting),
+    // and intersecting it is one lookup per candidate instead of a walk along the whole list.
+    if (df * 12 >= docCount * 8) {
+      const source = impactCache.put(key, docCount * 8, (buffer, offset) => ({
+        kind: 'dense' as const, df, impacts: new Float64Array(buffer, offset, docCount).fill(0),
+      })) ?? { kind: 'dense' as const, df, impacts: new Float64Array(docCount) };
+      const { impacts } = source;
+      forEachPosting((_, doc, freq) => {
+        impacts[doc] = impactOf(doc, freq);
+      });
+      return source;
+    }
     // In the cache's buffer (impacts first: 8-byte aligned), or, when it has no room this search, apart.
     const source = impactCache.put(key, df * 12, (buffer, offset) => ({
       kind: 'impacts' as const, df, impacts: new Float64Array(buffer, offset, df), docs: new Int32Array(buffer, offset + df * 8, df),
     })) ?? { kind: 'impacts' as const, df, docs: new Int32Array(df), impacts: new Float64Array(df) };
     const { docs, impacts } = source;
-    const idf = idfOf(s.docCount, df);
-    const { lengthNorm } = s;
-    // The same expression as in evaluate(), so a score is the same double either way.
-    const add = (i: number, doc: number, freq: number): void => {
+    forEachPosting((i, doc, freq) => {
       docs[i] = doc;
-      impacts[i] = idf * (freq * K1_PLUS_1) / (freq + (lengthNorm[doc] as number));
-    };
-    if (made.kind === 'list') {
-      const reader = new VarintReader(made.data);
-      for (let i = 0, doc = -1; !reader.done; i += 1) {
-        doc += reader.next() + 1;
-        add(i, doc, reader.next());
-      }
-    } else {
-      for (let i = 0; i < made.length; i += 1) add(i, made.docs[i] as number, made.freqs[i] as number);
-    }
+      impacts[i] = impactOf(doc, freq);
+    });
     return source;
   }
 
@@ -908,6 +955,8 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
             c += 1;
           }
         }
+      } else if (source.kind === 'dense') {
+        kept = isFirst ? takeDense(candidates, scores, source.impacts, docCount) : intersectDense(candidates, scores, count, source.impacts);
       } else if (source.kind === 'impacts') {
         kept = isFirst ? takeImpacts(candidates, scores, source.docs, source.impacts, df) : intersectImpacts(candidates, scores, count, source.docs, source.impacts, df);
       } else {
