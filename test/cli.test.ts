@@ -149,7 +149,9 @@ describe('guides (other commands)', () => {
     const ours = (): string[] => readdirSync(cache).filter((name) => name.startsWith(`${process.version}-`));
     // This Node's folders from earlier runs go first, so that only this run can fill them (another
     // test starting the CLI meanwhile goes through the same code; the cache is only ever a cache).
-    for (const folder of existsSync(cache) ? ours() : []) rmSync(path.join(cache, folder), { recursive: true, force: true });
+    // Such a CLI may write into a folder while it is being removed (ENOTEMPTY, seen in CI with test
+    // files in parallel): the removal is tried again then.
+    for (const folder of existsSync(cache) ? ours() : []) rmSync(path.join(cache, folder), { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
     const folders = ours();
     expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
