@@ -227,6 +227,21 @@ describe('SQLite search', () => {
     expect(item?.snippet).toMatch(/^….*lorem\d the \*\*quokka\*\* waits by the walk-in door ipsum0.*…$/);
   });
 
+  it('renders the words around a match wherever it falls among the body\'s stored parts of text', async () => {
+    const { store } = openStore();
+    // 1,200 distinct words of 5 letters and a space: ~7,200 characters, seven stored parts of 1,024.
+    // Matches every 37 words fall early and late in each part (a late one reads the next part too)
+    // and across part boundaries.
+    const words = Array.from({ length: 1200 }, (_, i) => `k${String(i).padStart(4, '0')}`);
+    await store.importContent(makeContent([makeGuide({ slug: 'parts', markdown: `# Parts\n\n${words.join(' ')}\n` })]));
+    for (let hit = 5; hit + 22 < words.length; hit += 37) {
+      const [item] = (await store.searchPublishedGuides({ query: parseSearchQuery(words[hit] as string), limit: 5 })).items;
+      // The window starts two words before the match and holds 24 words.
+      const expected = `…${words.slice(hit - 2, hit).join(' ')} **${words[hit]}** ${words.slice(hit + 1, hit + 22).join(' ')}…`;
+      expect(item?.snippet, words[hit]).toBe(expected);
+    }
+  });
+
   it('migrates a database made by the FTS5 version and finds its guides', async () => {
     const dir = makeTempDir('sqlite-migrate-');
     dirs.push(dir);
