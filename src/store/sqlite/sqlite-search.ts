@@ -1164,7 +1164,8 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       if (column === BODY) {
         ({ tokenIndex, codePoint: fromCodePoint } = doc.checkpointBefore(bestStart));
         // The part holding the checkpoint, and the next one when the checkpoint is late in it: the
-        // window rarely needs more. The first part comes with the document.
+        // window rarely needs more. The first part comes with the document (its head), so it is
+        // never read again: a checkpoint late in it reads only the second part.
         firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
         const isLate = fromCodePoint - firstPart * TEXT_PART_CHARS > TEXT_PART_CHARS - 400;
         if (firstPart === 0 && !isLate) {
@@ -1172,7 +1173,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           isTruncated = text.length >= TEXT_PART_CHARS;
         } else {
           const id = hit.guideId * 65536 + firstPart;
-          text = (statements.textPart.get(id) ?? '') + (isLate ? statements.textPart.get(id + 1) ?? '' : '');
+          text = (firstPart === 0 ? doc.head : statements.textPart.get(id) ?? '') + (isLate ? statements.textPart.get(id + 1) ?? '' : '');
           isTruncated = true;
         }
       } else {
