@@ -229,7 +229,7 @@ describe('SQLite search', () => {
 
   it('renders the words around a match wherever it falls among the body\'s stored parts of text', async () => {
     const { store } = openStore();
-    // 1,200 distinct words of 5 letters and a space: ~7,200 characters, seven stored parts of 1,024.
+    // 1,200 distinct words of 5 characters and a space: ~7,200 characters, seven stored parts of 1,024.
     // Matches every 37 words fall early and late in each part (a late one reads the next part too)
     // and across part boundaries.
     const words = Array.from({ length: 1200 }, (_, i) => `k${String(i).padStart(4, '0')}`);
