@@ -412,6 +412,75 @@ function rssKb(pid: number): number {
   }
 }
 
+/**
+ * The server's CPU time during a run, in ms a request, by thread: the event loop (the process's
+ * main thread), the search workers (the threads under SCHED_IDLE, or at nice +10 where that could
+ * not be set: what SEARCH_PRIORITY's default gives them, see sqlite-search-pool.ts), and the rest
+ * (V8's helper threads, libuv's pool). On one core these shares say what limits a scenario.
+ */
+interface ThreadCpu {
+  eventLoopMs: number;
+  searchWorkersMs: number;
+  otherMs: number;
+}
+
+type TaskTimes = Map<number, { ticks: number; role: keyof ThreadCpu }>;
+
+/** Linux's SCHED_IDLE policy number (sched.h). */
+const SCHED_IDLE = 5;
+const SEARCH_WORKER_NICE = 10;
+
+let clockTicks: number | undefined;
+/** The unit of /proc's CPU times (USER_HZ, 100 on common Linux builds). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/**
+ * Each thread's user and system time so far (/proc/<pid>/task/<tid>/stat), with its role;
+ * undefined where /proc has no such process (not Linux). The kernel charges a tick to the thread
+ * that holds the CPU when it ticks: over a run of seconds, a fair share.
+ */
+function taskTimes(pid: number): TaskTimes | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const times: TaskTimes = new Map();
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // The thread ended meanwhile.
+    }
+    // The fields after the command name (which may hold spaces and parentheses); the first is field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const field = (n: number): number => Number(fields[n - 3]);
+    const role = Number(tid) === pid ? 'eventLoopMs'
+      : field(41) === SCHED_IDLE || field(19) === SEARCH_WORKER_NICE ? 'searchWorkersMs' : 'otherMs';
+    times.set(Number(tid), { ticks: field(14) + field(15), role });
+  }
+  return times;
+}
+
+function threadCpu(before: TaskTimes, after: TaskTimes, requests: number): ThreadCpu | undefined {
+  if (requests === 0) return undefined;
+  const cpu: ThreadCpu = { eventLoopMs: 0, searchWorkersMs: 0, otherMs: 0 };
+  const msPerTick = 1000 / ticksPerSecond();
+  for (const [tid, { ticks, role }] of after) cpu[role] += (ticks - (before.get(tid)?.ticks ?? 0)) * msPerTick / requests;
+  return cpu;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scenarios.
 
@@ -543,6 +612,8 @@ interface RunFigures {
   rssMaxKb: number;
   /** The machine's 1-minute load average when the run ended: other work shows up here. */
   loadAverage: number;
+  /** The server's CPU time a request during this run (Linux). */
+  cpu?: ThreadCpu;
 }
 
 interface ScenarioResult {
@@ -560,6 +631,8 @@ interface ScenarioResult {
   referenceP99Ms?: number;
   p99Ratio?: number;
   responseBytes: number;
+  /** Medians of the runs' CPU time a request, by thread (Linux). */
+  cpu?: ThreadCpu;
   isUncached: boolean;
   distinctPathRatio: number;
   unexpected: number;
@@ -662,11 +735,15 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           const sampler = setInterval(() => {
             peak = Math.max(peak, rssKb(service.child.pid ?? 0));
           }, 200);
+          const pid = service.child.pid ?? 0;
+          const timesBefore = taskTimes(pid);
           const app = await load.request<LoadResult>({ job: job(run, options.duration) });
+          const timesAfter = taskTimes(pid);
           clearInterval(sampler);
-          peak = Math.max(peak, rssKb(service.child.pid ?? 0));
+          peak = Math.max(peak, rssKb(pid));
           rssMaxKb = Math.max(rssMaxKb, peak);
-          const figures: RunFigures = { app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0 };
+          const cpu = timesBefore && timesAfter ? threadCpu(timesBefore, timesAfter, app.requests) : undefined;
+          const figures: RunFigures = { app, rssMaxKb: peak, loadAverage: os.loadavg()[0] ?? 0, ...(cpu ? { cpu } : {}) };
           if (baseJob) figures.baseline = await load.request<LoadResult>({ job: baseJob(run, options.duration) });
           if (referenceJob) figures.reference = await load.request<LoadResult>({ job: referenceJob(run, options.duration) });
           runs.push(figures);
@@ -692,6 +769,13 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
             p99Ratio: median(runs.map((r) => r.app.p99Ms / (r.reference?.p99Ms ?? Number.NaN))),
           } : {}),
           responseBytes: sample.body.length,
+          ...(runs.every((r) => r.cpu) ? {
+            cpu: {
+              eventLoopMs: median(runs.map((r) => r.cpu!.eventLoopMs)),
+              searchWorkersMs: median(runs.map((r) => r.cpu!.searchWorkersMs)),
+              otherMs: median(runs.map((r) => r.cpu!.otherMs)),
+            },
+          } : {}),
           isUncached: scenario.isUncached,
           distinctPathRatio: Math.min(...runs.map((r) => r.app.distinctPathRatio)),
           unexpected: runs.reduce((sum, r) => sum + r.app.unexpected + r.app.errors, 0),
@@ -784,6 +868,16 @@ function renderMarkdown(results: readonly CorpusResult[], targets: readonly Targ
     for (const s of r.scenarios) {
       const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
       lines.push(`| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${s.ratio === undefined ? '—' : fmt(s.ratio, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} |`);
+    }
+  }
+  const withCpu = results.flatMap((r) => r.scenarios.filter((sc) => sc.cpu).map((sc) => ({ corpus: r.corpus.label, scenario: sc, cpu: sc.cpu! })));
+  if (withCpu.length > 0) {
+    lines.push('', '## The server\'s CPU time a request', '',
+      'Medians of the runs, from each thread\'s time in /proc: the event loop, the search workers (idle priority) and the other threads (V8\'s helpers, libuv\'s pool). "Busy" is all of it times the requests a second, in cores: near 1, the one core is what limits the scenario.', '',
+      '| corpus | scenario | conn. | req/s | event loop ms | search workers ms | other threads ms | busy |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const { corpus, scenario: sc, cpu } of withCpu) {
+      const total = cpu.eventLoopMs + cpu.searchWorkersMs + cpu.otherMs;
+      lines.push(`| ${corpus} | ${sc.title} | ${sc.connections} | ${fmt(sc.requestsPerSecond)} | ${fmt(cpu.eventLoopMs, 3)} | ${fmt(cpu.searchWorkersMs, 3)} | ${fmt(cpu.otherMs, 3)} | ${fmt(total * sc.requestsPerSecond / 1000, 2)} |`);
     }
   }
   lines.push('', '## Machine notes', '', ...notes.map((n) => `- ${n}`), '');
