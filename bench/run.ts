@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, buildVocabulary, createRandom, parseSize, writeCorpus } from './corpus.js';
 import { startCommand } from '../scripts/start-command.js';
+import { SEARCH_LOW_NICE } from '../src/store/sqlite/sqlite-search-pool.js';
 import type { StartCommand } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';
@@ -428,7 +429,6 @@ type TaskTimes = Map<number, { ticks: number; role: keyof ThreadCpu }>;
 
 /** Linux's SCHED_IDLE policy number (sched.h). */
 const SCHED_IDLE = 5;
-const SEARCH_WORKER_NICE = 10;
 
 let clockTicks: number | undefined;
 /** The unit of /proc's CPU times (USER_HZ, 100 on common Linux builds). */
@@ -467,7 +467,7 @@ function taskTimes(pid: number): TaskTimes | undefined {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const field = (n: number): number => Number(fields[n - 3]);
     const role = Number(tid) === pid ? 'eventLoopMs'
-      : field(41) === SCHED_IDLE || field(19) === SEARCH_WORKER_NICE ? 'searchWorkersMs' : 'otherMs';
+      : field(41) === SCHED_IDLE || field(19) === SEARCH_LOW_NICE ? 'searchWorkersMs' : 'otherMs';
     times.set(Number(tid), { ticks: field(14) + field(15), role });
   }
   return times;

@@ -29,6 +29,9 @@ import type { SearchPageOptions } from './sqlite-search.js';
 export type SearchPriority = 'idle' | 'low' | 'normal';
 export const SEARCH_PRIORITIES: readonly SearchPriority[] = ['idle', 'low', 'normal'];
 
+/** The nice value of `low`, and of `idle` where SCHED_IDLE cannot be set. */
+export const SEARCH_LOW_NICE = 10;
+
 export interface SearchWorkerData {
   file: string;
   priority: SearchPriority;

@@ -12,15 +12,13 @@ import type Database from 'better-sqlite3';
 import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
 import { createSqliteSearch, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
+import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
 import { renderSearchPage } from '../../http/guide-list-body.js';
 import { ownBytes } from '../../http/representation.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;
-
-/** The nice value of `low`, and of `idle` where SCHED_IDLE cannot be set. */
-const LOW_NICE = 10;
 
 // Searches yield the CPU to the event loop: when both want it (a flood of searches), guide reads,
 // lists and the rest go first (see SearchPriority). Linux schedules threads on their own: this
@@ -39,7 +37,7 @@ try {
         // No chrt (a minimal image): nice +10 instead.
       }
     }
-    if (!isIdle) setPriority(Number(threadId), LOW_NICE);
+    if (!isIdle) setPriority(Number(threadId), SEARCH_LOW_NICE);
   }
 } catch {
   // Not Linux.
