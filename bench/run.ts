@@ -914,6 +914,16 @@ async function main(): Promise<void> {
     log(`no successful request in: ${failed.map((s) => s.id).join(', ')}`);
     process.exitCode = 1;
   }
+  // On Linux every run has its per-thread CPU figures, and searches run on the search workers: a
+  // split that lost either (a /proc format or a worker priority that changed) fails the smoke run in CI.
+  if (process.platform === 'linux') {
+    const scenarios = results.flatMap((r) => r.scenarios);
+    const unsplit = scenarios.filter((s) => !s.cpu || (s.id.startsWith('search-') && s.cpu.searchWorkersMs <= 0));
+    if (unsplit.length > 0) {
+      log(`no per-thread CPU split (or no search worker time) in: ${unsplit.map((s) => s.id).join(', ')}`);
+      process.exitCode = 1;
+    }
+  }
 }
 
 main().catch((error: unknown) => {
