@@ -153,10 +153,13 @@ describe('guides serve: graceful shutdown', () => {
       await seed.close();
       const served = await serve([], { DATABASE_URL: throughProxy(database.url, proxy), SHUTDOWN_GRACE_MS: '10000' });
 
-      // The database now takes as long as the test wants to answer: the search below is in the handler, awaiting it.
+      // The database now takes as long as the test wants to answer: the request below is in the handler, awaiting it.
       proxy.hold();
       const answer = getOnNewConnection(`${served.base}/api/v1/guides?q=allergen&limit=3`);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Not a fixed wait: on a loaded machine the request may take longer to reach the database,
+      // and a SIGTERM before it does finds nothing in flight (the server then exits at once). Its
+      // first query reads the cursor key (the codec loads on first use), else it is the search.
+      await until(() => proxy.hasSentSinceHold('cursor_key') || proxy.hasSentSinceHold('allergen'), 'the request\'s query sent to the database');
       served.child.kill('SIGTERM');
       await until(() => served.logs.some((line) => String(line.msg).startsWith('shutting down')), 'the shutdown log line');
       expect(await refusesConnections(served.port)).toBe(true);

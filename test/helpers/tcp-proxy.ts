@@ -15,6 +15,8 @@ export interface TcpProxy {
   restore(): Promise<void>;
   /** Withholds everything the database sends until release(). */
   hold(): void;
+  /** Whether the service has sent the database bytes holding `text` since hold(): its query is then in flight. */
+  hasSentSinceHold(text: string): boolean;
   release(): void;
   close(): Promise<void>;
 }
@@ -23,6 +25,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const sockets = new Set<Socket>();
   const held: Array<() => void> = [];
   let isHolding = false;
+  let sentSinceHold = '';
   let server: Server | undefined;
   let port = 0;
 
@@ -42,6 +45,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         socket.on('close', end);
       }
       client.pipe(upstream);
+      client.on('data', (chunk: Buffer) => {
+        if (isHolding) sentSinceHold += chunk.toString('latin1');
+      });
       upstream.on('data', (chunk: Buffer) => {
         if (isHolding) held.push(() => client.write(chunk));
         else client.write(chunk);
@@ -71,7 +77,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     restore: listen,
     hold() {
       isHolding = true;
+      sentSinceHold = '';
     },
+    hasSentSinceHold: (text) => sentSinceHold.includes(text),
     release() {
       isHolding = false;
       for (const write of held.splice(0)) write();
