@@ -240,6 +240,13 @@ describe('SQLite search', () => {
       const expected = `…${words.slice(hit - 2, hit).join(' ')} **${words[hit]}** ${words.slice(hit + 1, hit + 22).join(' ')}…`;
       expect(item?.snippet, words[hit]).toBe(expected);
     }
+    // At the body's end the window is its last 24 words. The last word ends the last part exactly:
+    // it was once taken for a word cut by the end of the slice and shown after the window, unmarked.
+    for (const hit of [words.length - 1, words.length - 2, words.length - 12]) {
+      const [item] = (await store.searchPublishedGuides({ query: parseSearchQuery(words[hit] as string), limit: 5 })).items;
+      const expected = `…${words.slice(-24).map((word, i) => (i === hit - (words.length - 24) ? `**${word}**` : word)).join(' ')}`;
+      expect(item?.snippet, words[hit]).toBe(expected);
+    }
   });
 
   it('migrates a database made by the FTS5 version and finds its guides', async () => {

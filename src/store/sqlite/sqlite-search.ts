@@ -1204,8 +1204,12 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
             complete = true;
             return false;
           }
-          // A word cut by the end of a truncated slice is not rendered: read the rest and try again.
-          if (isTruncated && wordEnd >= text.length) return false;
+          // A word cut by the end of a truncated slice is not rendered: read the rest and try again
+          // (not counted, so the render is incomplete even when it was the window's last word).
+          if (isTruncated && wordEnd >= text.length) {
+            index = at;
+            return false;
+          }
           if (index <= bestStart || start === lastWordStart) return true;
           lastWordStart = start;
           if (cursor >= 0) {
