@@ -175,6 +175,30 @@ describe('SQLite search', () => {
     }
   });
 
+  it('finds the words, snippets and phrases of a guide whose token ids pass 65,535, and of a body of 70,000 words', async () => {
+    const { store } = openStore();
+    // Guides are indexed newest first and tokens numbered as met: the newest guide's 70,000
+    // distinct words take the ids up to ~70,000, so the older guide's words all come after 65,535
+    // (varints of three bytes, in phrases too).
+    const many = Array.from({ length: 70_000 }, (_, i) => `w${i.toString(36)}q`).join(' ');
+    await store.importContent(makeContent([
+      makeGuide({ slug: 'many-words', title: 'Many', summary: 'Many words.', publishedAt: '2026-02-01T09:00:00Z', markdown: `# Many\n\n${many} final walrus\n` }),
+      makeGuide({ slug: 'late-words', title: 'Late', summary: 'Late words.', publishedAt: '2026-01-01T09:00:00Z',
+        markdown: '# Late\n\nThe zanzibar quokka met a xylophone walrus by the sea.\n' }),
+    ]));
+    const search = async (text: string): Promise<{ slug: string; snippet?: string | undefined }[]> =>
+      (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items.map(({ slug, snippet }) => ({ slug, snippet }));
+    expect(await search('quokka')).toEqual([{ slug: 'late-words', snippet: 'Late The zanzibar **quokka** met a xylophone walrus by the sea.' }]);
+    expect(await search('"zanzibar quokka"')).toEqual([{ slug: 'late-words', snippet: 'Late The **zanzibar** **quokka** met a xylophone walrus by the sea.' }]);
+    expect(await search('"quokka zanzibar"')).toEqual([]);
+    expect((await search('"xylophone walrus"')).map((item) => item.slug)).toEqual(['late-words']);
+    // A word of both guides; in the first, at its body's end (70,000 tokens in).
+    const walrus = await search('walrus');
+    expect(walrus.map((item) => item.slug).sort()).toEqual(['late-words', 'many-words']);
+    expect(walrus.find((item) => item.slug === 'many-words')?.snippet).toMatch(/^…(w[0-9a-z]+q ){21}w1i0fq final \*\*walrus\*\*$/);
+    expect(await search(`"w${(69_998).toString(36)}q w${(69_999).toString(36)}q final"`)).toHaveLength(1);
+  });
+
   it('takes the first window with the most query terms, not the first hit, for a snippet', async () => {
     const { store } = openStore();
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
