@@ -21,6 +21,22 @@ export interface Page<P> {
   next?: P;
 }
 
+/**
+ * A search result as the SQLite index keeps it: its list item's JSON up to `url`, the object left
+ * open (searchCardJson in sqlite/sqlite-search-index.ts), its slug and its snippet.
+ */
+export interface SearchCardItem {
+  card: string;
+  slug: string;
+  snippet: string;
+}
+
+/** A page of search results as cards (rendered by renderSearchPage in http/guide-list-body.ts). */
+export interface SearchCardPage {
+  items: SearchCardItem[];
+  next?: SearchPosition;
+}
+
 /** How a store that can renders a search page where the search runs (GuideStore.renderSearchPage). */
 export interface SearchRendering {
   /** The API's public base URL: each item's `url` starts with it. */

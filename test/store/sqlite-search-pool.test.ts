@@ -141,6 +141,49 @@ describe('SQLite searches on worker threads', () => {
     expect(compressed).toBeGreaterThan(2);
   });
 
+  it('renders pages from search cards as the same bytes as serializing them, whatever characters the summary fields hold', async () => {
+    // Quotes, backslashes, control characters, the two line terminators JSON allows raw and
+    // JavaScript did not, characters outside the BMP, `*` in a title, and no updatedAt (the
+    // card says publishedAt); hits in the body, and in a title or tags only.
+    const odd = 'say "oui" \\ back\\slash\ttab\u0001 \u2028\u2029 caf\u00e9 \u{1F35C} \u00ab\u00bb <b>&amp;</b> *star*';
+    const dir = tempDir();
+    const file = path.join(dir, 'guides.db');
+    const inThread = open(file, 0);
+    await inThread.importContent(makeContent([
+      makeGuide({ slug: 'odd-title', title: `Cooler ${odd}`, summary: `Walk-in ${odd}`, tags: [odd, 'cooler'], markdown: `# Cooler\n\nThe walk-in cooler ${odd}.\n` }),
+      makeGuide({ slug: 'title-only', title: 'Cooler 🍜 "checks"', summary: 'Nothing \\ here', tags: ['ré"frigération'], markdown: '# Notes\n\nNothing to see.\n' }),
+      makeGuide({ slug: 'tags-only', title: 'Weekly', summary: 'Plain', tags: ['cooler', 'line\u2028break'], updatedAt: undefined, markdown: '# Notes\n\nPlain words.\n' }),
+      ...Array.from({ length: 5 }, (_, i) => makeGuide({ slug: `plain-${i}`, title: `Cooler ${i}`, markdown: `# Cooler ${i}\n\nA cooler, ${i} times.\n` })),
+    ]));
+    const pooled = open(file, 1);
+    const cursorKey = Buffer.alloc(32, 9);
+    const codec = createCursorCodec([cursorKey]);
+    const urlBase = 'https://guides.example/a "b"';
+    let pages = 0;
+    for (const text of ['cooler', 'oui', 'frig', 'checks', 'line', 'café 🍜']) {
+      for (const limit of [1, 3, 20]) {
+        const query = parseSearchQuery(text);
+        const page = await inThread.searchPublishedGuides({ query, limit });
+        const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
+        const expected = guideListBody(page.items, urlBase, nextCursor);
+        const rendered = await pooled.renderSearchPage!({ query, limit }, { urlBase, cursorKey });
+        expect(rendered.body.toString()).toBe(expected.toString());
+        expect(rendered.nextCursor).toBe(nextCursor);
+        if (page.items.length > 0) pages += 1;
+      }
+    }
+    expect(pages).toBeGreaterThan(10);
+    // And the fields are the guide's own.
+    const rendered = await pooled.renderSearchPage!({ query: parseSearchQuery('oui'), limit: 5 }, { urlBase, cursorKey });
+    const list = JSON.parse(rendered.body.toString()) as { items: Record<string, unknown>[] };
+    expect(list.items.map((item) => [item.slug, item.title, item.tags, item.url])).toEqual([
+      ['odd-title', `Cooler ${odd}`, [odd, 'cooler'], `${urlBase}/api/v1/guides/odd-title`],
+    ]);
+    const tagsOnly = await pooled.renderSearchPage!({ query: parseSearchQuery('line'), limit: 5 }, { urlBase, cursorKey });
+    const [item] = (JSON.parse(tagsOnly.body.toString()) as { items: Record<string, unknown>[] }).items;
+    expect(item).toMatchObject({ slug: 'tags-only', updatedAt: '2026-01-01T09:00:00Z', snippet: expect.stringContaining('**line') });
+  });
+
   it('starts its workers when warmed or searched, fails only the searches a dead worker held, and answers the next one on a new worker', async () => {
     const file = path.join(tempDir(), 'guides.db');
     const writer = open(file, 0);

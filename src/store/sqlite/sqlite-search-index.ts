@@ -13,7 +13,7 @@
  *   once per content version.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import type { GuideRecord } from '../../guides/guide.js';
+import type { GuideRecord, GuideSummaryData } from '../../guides/guide.js';
 import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, tokensOfWord } from './sqlite-text.js';
 
 /** Column weights in the relevance score: title, summary, tags, body. */
@@ -23,7 +23,7 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
 /** Bump when the stored layout changes: readers rebuild an index of another format. */
-export const SEARCH_FORMAT_VERSION = 4;
+export const SEARCH_FORMAT_VERSION = 5;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
 /** A prefix gets its own merged list when it expands to more tokens or postings than this. */
@@ -120,8 +120,8 @@ export function textParts(text: string): string[] {
   return parts;
 }
 
-/** The summary fields of a search result, stored with its tokens: slug, title, summary, tags, language, publishedAt, updatedAt, readingTimeMinutes. */
-export type SearchCard = [string, string, string, string[], string, string, string, number];
+/** The summary fields of a search result, stored with its tokens (as searchCardJson writes them). */
+export type SearchCard = Omit<GuideSummaryData, 'snippet'>;
 
 const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
 
@@ -162,12 +162,21 @@ export function headOf(plainText: string): string {
   return textParts(plainText.slice(0, TEXT_PART_CHARS * 2))[0] ?? '';
 }
 
-/** A published guide's search card, as the index stores it (JSON). */
+/**
+ * A published guide's search card, as the index stores it: the JSON of its item in a list page up
+ * to `url`, the object left open (`{"slug":…,"readingTimeMinutes":7`). Its fields are in the list
+ * schema's order, so a search page's body is its cards joined with each result's `url` and
+ * `snippet` (guide-list-body.ts: the same bytes as serializing the page), and a search reads no
+ * JSON to make a page. Parsed (`card + '}'`) only for a page that is not rendered where it is made,
+ * or a snippet from a short column.
+ */
 export function searchCardJson(guide: Pick<GuideRecord, 'slug' | 'title' | 'summary' | 'tags' | 'language' | 'publishedAt' | 'updatedAt' | 'readingTimeMinutes'>): string {
   const publishedAt = guide.publishedAt as string;
-  const card: SearchCard = [guide.slug, guide.title, guide.summary, guide.tags, guide.language, publishedAt,
-    guide.updatedAt ?? publishedAt, guide.readingTimeMinutes];
-  return JSON.stringify(card);
+  const card: SearchCard = {
+    slug: guide.slug, title: guide.title, summary: guide.summary, tags: guide.tags, language: guide.language, publishedAt,
+    updatedAt: guide.updatedAt ?? publishedAt, readingTimeMinutes: guide.readingTimeMinutes,
+  };
+  return JSON.stringify(card).slice(0, -1);
 }
 
 /**
@@ -187,7 +196,7 @@ export interface DocTerms {
 
 /** What the index keeps of a published guide: its card, the head of its text, and its tokens. */
 export interface SearchDocData {
-  /** JSON of the SearchCard (searchCardJson). */
+  /** The SearchCard as searchCardJson writes it. */
   card: string;
   /** headOf(plainText). */
   head: string;

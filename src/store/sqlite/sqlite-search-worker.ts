@@ -10,7 +10,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
-import { createSqliteSearch, searchPage } from './sqlite-search.js';
+import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
@@ -91,8 +91,9 @@ const queued: SearchRequest[] = [];
 function answer(message: SearchRequest): WorkerReply {
   try {
     if (!search || !read) throw openError;
-    const page = read(() => searchPage(search!, message.options));
-    if (!message.rendering) return { id: message.id, page };
+    if (!message.rendering) return { id: message.id, page: read(() => searchPage(search!, message.options)) };
+    // Rendered from the results' cards: no summary fields parsed or serialized (guide-list-body.ts).
+    const page = read(() => searchCardPage(search!, message.options));
     const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
     return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
   } catch (error) {

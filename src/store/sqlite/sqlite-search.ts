@@ -10,7 +10,7 @@ import type { Database } from 'better-sqlite3';
 import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
-import type { GuideStore, Page } from '../guide-store.js';
+import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
@@ -164,10 +164,14 @@ class WindowSearch {
   }
 }
 
+/** Where a card's slug starts: after `{"slug":"`. */
+const SLUG_AT = '{"slug":"'.length;
+
 /** One document's token ids: the body decoded only as far as it is read, the short columns only when asked for. */
 class DocTokens {
   readonly bodyLength: number;
-  readonly card: SearchCard;
+  /** The guide's search card as stored (searchCardJson): its list item's JSON, left open before `url`. */
+  readonly card: string;
   /** The first TEXT_PART_CHARS code points of the body text (most snippets need nothing else). */
   readonly head: string;
   private readonly data: Buffer;
@@ -186,7 +190,7 @@ class DocTokens {
   constructor(data: Buffer, card: string, head: string) {
     this.data = data;
     this.head = head;
-    this.card = JSON.parse(card) as SearchCard;
+    this.card = card;
     this.columnLengths = [this.next(), this.next(), this.next()];
     this.bodyLength = this.next();
     this.checkpointCount = this.next();
@@ -200,6 +204,16 @@ class DocTokens {
       this.pos = skipVarints(data, this.pos, length);
     }
     this.bodyIds = scratch(BODY_SCRATCH, this.bodyLength);
+  }
+
+  /** The card's fields (parsed: only for a snippet from a short column, or a page not rendered where it is made). */
+  fields(): SearchCard {
+    return JSON.parse(`${this.card}}`) as SearchCard;
+  }
+
+  /** The guide's slug, read off its card: slugs (SLUG_PATTERN) need no escaping in JSON. */
+  get slug(): string {
+    return this.card.slice(SLUG_AT, this.card.indexOf('"', SLUG_AT));
   }
 
   /** The last checkpoint at or before body token `index`: its token index and the code-point offset of that token's word in the body text (0, 0 before the first). */
@@ -625,7 +639,10 @@ export interface SqliteSearch {
   search(query: SearchQuery, count: number, after: SearchPosition | undefined): SearchResult;
   /** A hit's summary fields, and a snippet: its best passage with the matched words wrapped in `**`. */
   present(result: SearchResult, hit: SearchHit): GuideSummaryData;
+  /** The same as its search card (searchCardJson) and snippet, for a page rendered from cards (guide-list-body.ts). */
+  presentCard(result: SearchResult, hit: SearchHit): SearchCardItem;
 }
+
 
 function readInt32Array(buffer: Buffer): Int32Array {
   const array = new Int32Array(buffer.length / 4);
@@ -1000,7 +1017,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
 
   function docTokens(docno: number): DocTokens {
     const row = statements.docTokens.get(docno);
-    return row ? new DocTokens(row[0], row[1], row[2]) : new DocTokens(Buffer.alloc(0), '[]', '');
+    return row ? new DocTokens(row[0], row[1], row[2]) : new DocTokens(Buffer.alloc(0), '{"slug":""', '');
   }
 
   /** Whether guide `docno` holds every phrase: its words in a row, in one column. */
@@ -1094,161 +1111,167 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     },
 
     present(result, hit) {
-      // The index state the search ran on (not re-read: a snippet belongs to its search).
-      const s = result.state ?? current();
       const doc = docTokens(hit.docno);
-      const card = doc.card;
-      // Token id → query term index, marked once per search in typed arrays (ids not marked: no term).
-      const { termCacheGeneration, termCacheValue } = s;
-      if (result.generation !== s.generation || result.generation < 0) {
-        s.generation += 1;
-        result.generation = s.generation;
-        // Later terms first, so an id two terms share keeps the first one's index.
-        const termOfId = new Map<number, number>();
-        for (let index = result.terms.length - 1; index >= 0; index -= 1) {
-          const term = result.terms[index] as ResolvedTerm;
-          const ids = term.prefix !== undefined ? expansionsOf(s, term.prefix) : term.tokenIds;
-          for (const id of ids) {
-            termCacheGeneration[id] = s.generation;
-            termCacheValue[id] = index;
-            if (termOfId.size <= snippetSearchMaxIds) termOfId.set(id, index);
-          }
-        }
-        result.patterns = termOfId.size <= snippetSearchMaxIds ? [...termOfId].map(([id, term]) => {
-          const bytes = new VarintWriter(5);
-          bytes.push(id);
-          return { bytes: bytes.toBuffer(), term };
-        }) : undefined;
-      }
-      const generation = result.generation;
-      const termOf = (id: number): number => (termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1);
+      return { ...doc.fields(), snippet: snippetOf(result, hit, doc) };
+    },
 
-      // The body's best window, else (no hit in the body) the first column that has one: summary,
-      // title, tags. The body is decoded and classified only as far as the scan gets.
-      const wanted = result.terms.length;
-      let column = BODY;
-      let length = doc.bodyLength;
-      let termAt = scratch(TERM_SCRATCH, length);
-      const classifyBody = (from: number, to: number): void => doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
-      let best = result.patterns ? doc.searchBodyWindow(result.patterns, wanted) : doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
-      if (best.distinct <= 0) {
-        for (const other of [1, 0, 2]) {
-          const ids = doc.column(other);
-          const candidate = Int32Array.from(ids, termOf);
-          if (!candidate.some((index) => index >= 0)) continue;
-          column = other;
-          termAt = candidate;
-          length = ids.length;
-          best = bestWindow(termAt, length, wanted);
-          break;
-        }
-      }
-      let bestStart = best.start;
-      const width = Math.min(SNIPPET_TOKENS, length);
-      if (column === BODY) classifyBody(bestStart, bestStart + width);
-      const termAtIndex = (i: number): number => termAt[i] as number;
-      // Start a little before the window's first hit rather than on unrelated words.
-      let firstHit = bestStart;
-      while (firstHit < bestStart + width - 1 && termAtIndex(firstHit) < 0) firstHit += 1;
-      bestStart = Math.max(0, Math.min(firstHit - 2, length - width));
-      const end = Math.min(length, bestStart + SNIPPET_TOKENS);
-      if (column === BODY) classifyBody(bestStart, end);
-
-      // The window's words: from the column text (short columns) or from a slice of the body read
-      // from the nearest checkpoint before the window.
-      let text: string;
-      let tokenIndex = 0;
-      let isTruncated = false;
-      let fromCodePoint = 0;
-      let firstPart = 0;
-      if (column === BODY) {
-        ({ tokenIndex, codePoint: fromCodePoint } = doc.checkpointBefore(bestStart));
-        // The part holding the checkpoint, and the next one when the checkpoint is late in it: the
-        // window rarely needs more. The first part comes with the document (its head), so it is
-        // never read again: a checkpoint late in it reads only the second part.
-        firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
-        const isLate = fromCodePoint - firstPart * TEXT_PART_CHARS > TEXT_PART_CHARS - 400;
-        if (firstPart === 0 && !isLate) {
-          text = doc.head;
-          isTruncated = text.length >= TEXT_PART_CHARS;
-        } else {
-          const id = hit.guideId * 65536 + firstPart;
-          text = (firstPart === 0 ? doc.head : statements.textPart.get(id) ?? '') + (isLate ? statements.textPart.get(id + 1) ?? '' : '');
-          isTruncated = true;
-        }
-      } else {
-        text = [card[1], card[2], card[3].join(' ')][column] as string;
-      }
-      const startOffset = (): number => utf16Offset(text, fromCodePoint - firstPart * TEXT_PART_CHARS);
-      const render = (): string | undefined => {
-        // The window's words and the text between them, hits wrapped in `**`. Text between words
-        // may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit. Runs of white
-        // space become one space. Words joined by one space are copied as one slice of the text
-        // (from `run`), so a snippet is a few slices, not two or three new strings a word.
-        let out = '';
-        let run = -1;
-        let cursor = -1;
-        let lastWordStart = -1;
-        let index = tokenIndex;
-        let complete = false;
-        const flush = (to: number): void => {
-          if (run >= 0) out += text.slice(run, to);
-          run = -1;
-        };
-        forEachWord(text, (start, wordEnd) => {
-          const at = index;
-          // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
-          index += isPlainWord(text, start, wordEnd) ? 1 : tokensOfWord(text.slice(start, wordEnd)).length;
-          if (index === at) return true;
-          if (at >= end) {
-            complete = true;
-            return false;
-          }
-          // A word cut by the end of a truncated slice is not rendered: read the rest and try again
-          // (not counted, so the render is incomplete even when it was the window's last word).
-          if (isTruncated && wordEnd >= text.length) {
-            index = at;
-            return false;
-          }
-          if (index <= bestStart || start === lastWordStart) return true;
-          lastWordStart = start;
-          if (cursor >= 0) {
-            if (start === cursor + 1 && text.charCodeAt(cursor) === 32) {
-              if (run < 0) run = cursor;
-            } else {
-              flush(cursor);
-              out += asGap(text.slice(cursor, start));
-            }
-          }
-          let isHit = false;
-          for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= termAtIndex(t) >= 0;
-          if (isHit) {
-            flush(start);
-            out += `**${text.slice(start, wordEnd)}**`;
-          } else if (run < 0) {
-            run = start;
-          }
-          cursor = wordEnd;
-          return true;
-        }, startOffset());
-        flush(cursor);
-        // A window that reaches the end of the column keeps its closing punctuation.
-        if (!complete && end >= length && cursor >= 0) out += asGap(text.slice(cursor));
-        return complete || index >= end || !isTruncated ? out : undefined;
-      };
-      let out = render();
-      if (out === undefined) {
-        text = statements.textParts.all(hit.guideId * 65536 + firstPart, (hit.guideId + 1) * 65536, -1).join('');
-        isTruncated = false;
-        out = render() ?? '';
-      }
-      const snippet = `${bestStart > 0 ? '…' : ''}${out.trim()}${end < length ? '…' : ''}`;
-      return {
-        slug: card[0], title: card[1], summary: card[2], tags: card[3], language: card[4], publishedAt: card[5], updatedAt: card[6],
-        readingTimeMinutes: card[7], snippet,
-      };
+    presentCard(result, hit) {
+      const doc = docTokens(hit.docno);
+      return { card: doc.card, slug: doc.slug, snippet: snippetOf(result, hit, doc) };
     },
   };
+
+  /** The hit's best passage, its matched words wrapped in `**`. */
+  function snippetOf(result: SearchResult, hit: SearchHit, doc: DocTokens): string {
+    // The index state the search ran on (not re-read: a snippet belongs to its search).
+    const s = result.state ?? current();
+    // Token id → query term index, marked once per search in typed arrays (ids not marked: no term).
+    const { termCacheGeneration, termCacheValue } = s;
+    if (result.generation !== s.generation || result.generation < 0) {
+      s.generation += 1;
+      result.generation = s.generation;
+      // Later terms first, so an id two terms share keeps the first one's index.
+      const termOfId = new Map<number, number>();
+      for (let index = result.terms.length - 1; index >= 0; index -= 1) {
+        const term = result.terms[index] as ResolvedTerm;
+        const ids = term.prefix !== undefined ? expansionsOf(s, term.prefix) : term.tokenIds;
+        for (const id of ids) {
+          termCacheGeneration[id] = s.generation;
+          termCacheValue[id] = index;
+          if (termOfId.size <= snippetSearchMaxIds) termOfId.set(id, index);
+        }
+      }
+      result.patterns = termOfId.size <= snippetSearchMaxIds ? [...termOfId].map(([id, term]) => {
+        const bytes = new VarintWriter(5);
+        bytes.push(id);
+        return { bytes: bytes.toBuffer(), term };
+      }) : undefined;
+    }
+    const generation = result.generation;
+    const termOf = (id: number): number => (termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1);
+
+    // The body's best window, else (no hit in the body) the first column that has one: summary,
+    // title, tags. The body is decoded and classified only as far as the scan gets.
+    const wanted = result.terms.length;
+    let column = BODY;
+    let length = doc.bodyLength;
+    let termAt = scratch(TERM_SCRATCH, length);
+    const classifyBody = (from: number, to: number): void => doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
+    let best = result.patterns ? doc.searchBodyWindow(result.patterns, wanted) : doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
+    if (best.distinct <= 0) {
+      for (const other of [1, 0, 2]) {
+        const ids = doc.column(other);
+        const candidate = Int32Array.from(ids, termOf);
+        if (!candidate.some((index) => index >= 0)) continue;
+        column = other;
+        termAt = candidate;
+        length = ids.length;
+        best = bestWindow(termAt, length, wanted);
+        break;
+      }
+    }
+    let bestStart = best.start;
+    const width = Math.min(SNIPPET_TOKENS, length);
+    if (column === BODY) classifyBody(bestStart, bestStart + width);
+    const termAtIndex = (i: number): number => termAt[i] as number;
+    // Start a little before the window's first hit rather than on unrelated words.
+    let firstHit = bestStart;
+    while (firstHit < bestStart + width - 1 && termAtIndex(firstHit) < 0) firstHit += 1;
+    bestStart = Math.max(0, Math.min(firstHit - 2, length - width));
+    const end = Math.min(length, bestStart + SNIPPET_TOKENS);
+    if (column === BODY) classifyBody(bestStart, end);
+
+    // The window's words: from the column text (short columns) or from a slice of the body read
+    // from the nearest checkpoint before the window.
+    let text: string;
+    let tokenIndex = 0;
+    let isTruncated = false;
+    let fromCodePoint = 0;
+    let firstPart = 0;
+    if (column === BODY) {
+      ({ tokenIndex, codePoint: fromCodePoint } = doc.checkpointBefore(bestStart));
+      // The part holding the checkpoint, and the next one when the checkpoint is late in it: the
+      // window rarely needs more. The first part comes with the document (its head), so it is
+      // never read again: a checkpoint late in it reads only the second part.
+      firstPart = Math.floor(fromCodePoint / TEXT_PART_CHARS);
+      const isLate = fromCodePoint - firstPart * TEXT_PART_CHARS > TEXT_PART_CHARS - 400;
+      if (firstPart === 0 && !isLate) {
+        text = doc.head;
+        isTruncated = text.length >= TEXT_PART_CHARS;
+      } else {
+        const id = hit.guideId * 65536 + firstPart;
+        text = (firstPart === 0 ? doc.head : statements.textPart.get(id) ?? '') + (isLate ? statements.textPart.get(id + 1) ?? '' : '');
+        isTruncated = true;
+      }
+    } else {
+      const card = doc.fields();
+      text = [card.title, card.summary, card.tags.join(' ')][column] as string;
+    }
+    const startOffset = (): number => utf16Offset(text, fromCodePoint - firstPart * TEXT_PART_CHARS);
+    const render = (): string | undefined => {
+      // The window's words and the text between them, hits wrapped in `**`. Text between words
+      // may hold a `*` (titles, summaries): dropped, so `**` only ever marks a hit. Runs of white
+      // space become one space. Words joined by one space are copied as one slice of the text
+      // (from `run`), so a snippet is a few slices, not two or three new strings a word.
+      let out = '';
+      let run = -1;
+      let cursor = -1;
+      let lastWordStart = -1;
+      let index = tokenIndex;
+      let complete = false;
+      const flush = (to: number): void => {
+        if (run >= 0) out += text.slice(run, to);
+        run = -1;
+      };
+      forEachWord(text, (start, wordEnd) => {
+        const at = index;
+        // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
+        index += isPlainWord(text, start, wordEnd) ? 1 : tokensOfWord(text.slice(start, wordEnd)).length;
+        if (index === at) return true;
+        if (at >= end) {
+          complete = true;
+          return false;
+        }
+        // A word cut by the end of a truncated slice is not rendered: read the rest and try again
+        // (not counted, so the render is incomplete even when it was the window's last word).
+        if (isTruncated && wordEnd >= text.length) {
+          index = at;
+          return false;
+        }
+        if (index <= bestStart || start === lastWordStart) return true;
+        lastWordStart = start;
+        if (cursor >= 0) {
+          if (start === cursor + 1 && text.charCodeAt(cursor) === 32) {
+            if (run < 0) run = cursor;
+          } else {
+            flush(cursor);
+            out += asGap(text.slice(cursor, start));
+          }
+        }
+        let isHit = false;
+        for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= termAtIndex(t) >= 0;
+        if (isHit) {
+          flush(start);
+          out += `**${text.slice(start, wordEnd)}**`;
+        } else if (run < 0) {
+          run = start;
+        }
+        cursor = wordEnd;
+        return true;
+      }, startOffset());
+      flush(cursor);
+      // A window that reaches the end of the column keeps its closing punctuation.
+      if (!complete && end >= length && cursor >= 0) out += asGap(text.slice(cursor));
+      return complete || index >= end || !isTruncated ? out : undefined;
+    };
+    let out = render();
+    if (out === undefined) {
+      text = statements.textParts.all(hit.guideId * 65536 + firstPart, (hit.guideId + 1) * 65536, -1).join('');
+      isTruncated = false;
+      out = render() ?? '';
+    }
+    return `${bestStart > 0 ? '…' : ''}${out.trim()}${end < length ? '…' : ''}`;
+  }
 }
 
 /** A page of a search: `limit` summaries with snippets, and the position to continue from when more follow. */
@@ -1259,6 +1282,19 @@ export function searchPage(search: SqliteSearch, { query, limit, after }: Search
   // Summaries come from the index (which holds published guides only), not from the guides rows.
   for (const hit of result.hits.slice(0, limit)) {
     const item = search.present(result, hit);
+    items.push(item);
+    next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
+  }
+  return { items, ...(result.hits.length > limit && next ? { next } : {}) };
+}
+
+/** The same page as cards (see SearchCardItem), for rendering where the search ran. */
+export function searchCardPage(search: SqliteSearch, { query, limit, after }: SearchPageOptions): SearchCardPage {
+  const result = search.search(query, limit + 1, after);
+  const items: SearchCardItem[] = [];
+  let next: SearchPosition | undefined;
+  for (const hit of result.hits.slice(0, limit)) {
+    const item = search.presentCard(result, hit);
     items.push(item);
     next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
   }
