@@ -57,8 +57,10 @@ export function guideListBody(items: readonly GuideSummaryData[], urlBase: strin
 
 /**
  * A page of search cards as response bytes: each card with its `url` and `snippet`, the same bytes
- * as guideListBody gives for the page's guides. Measured 2026-11-28 (20 results of 10k guides, in
- * process): 17 µs a page, against 31 µs to serialize the page and 8 µs to parse its 20 cards.
+ * as guideListBody gives for the page's guides. No card is parsed and no object serialized: a
+ * worker's whole page (search, snippets, body, hash) took 4.5–4.7 % fewer instructions than parsing
+ * the cards and serializing the page (callgrind, 800 pages of 20 results of 10k guides, common
+ * terms and prefixes, 2026-11-28; docs/search-measurements.md).
  */
 export function searchCardsBody(items: readonly SearchCardItem[], urlBase: string, nextCursor?: string): Buffer {
   let json = '{"items":[';

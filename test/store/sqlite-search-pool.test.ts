@@ -2,7 +2,8 @@
  * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
  * own page, searches that wait together are answered in one message, a page rendered on a worker
- * is the body the event loop would make of it, an import is seen by the workers, workers run at
+ * is the body the event loop would make of it (also when joined from the index's stored cards), an
+ * import is seen by the workers, so is an index rebuilt by another store at open, workers run at
  * the priority asked for (also after a served file is replaced and reopened), closing lets queued
  * searches finish, a worker that dies fails only the searches it held and is replaced at the next
  * one, a database the workers cannot open answers "unavailable", and a script whose only work is a
@@ -14,6 +15,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeCorpus } from '../../bench/corpus.js';
 import { loadContentFolder } from '../../src/content/load-content.js';
@@ -223,6 +225,32 @@ describe('SQLite searches on worker threads', () => {
       makeGuide({ slug: 'second', title: 'Sourdough starter care' }),
     ]));
     expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['second']);
+  });
+
+  it('rebuilds an index of another format when a store opens the file, and moves the content version so that stores serving it reload', async () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const serving = open(file, 1);
+    await serving.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const query = parseSearchQuery('sourdough');
+    expect((await serving.searchPublishedGuides({ query, limit: 5 })).items).toEqual([]);
+    const version = await serving.contentVersion();
+
+    // As another release left it: an index of format 4 (and a title the index has not seen, which
+    // only a rebuild from the guides' rows finds).
+    const raw = new Database(file);
+    raw.prepare("UPDATE guides SET title = 'Sourdough starter care' WHERE slug = 'first'").run();
+    const stats = JSON.parse(raw.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get()!.value.toString()) as { format: number };
+    raw.prepare("UPDATE search_meta SET value = ? WHERE key = 'stats'").run(Buffer.from(JSON.stringify({ ...stats, format: 4 })));
+    raw.close();
+
+    const upgraded = open(file, 0);
+    expect(await upgraded.contentVersion()).toBe(version + 1);
+    expect((await upgraded.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
+    // The store that was serving all along reloads its index at the new version.
+    expect((await serving.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
+    // An index of the current format is left as it is.
+    open(file, 0);
+    expect(await upgraded.contentVersion()).toBe(version + 1);
   });
 
   // Linux's scheduling policy and nice value of each of this process's threads (/proc/self/task/*/stat,

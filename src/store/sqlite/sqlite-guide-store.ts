@@ -87,7 +87,15 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       }
       // A database from before the search index (or of an older index format) gets its index now.
       const stats = db.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get();
-      if (!stats || (JSON.parse(stats.value.toString('utf8')) as { format?: number }).format !== SEARCH_FORMAT_VERSION) buildSearchIndex(db);
+      if (!stats || (JSON.parse(stats.value.toString('utf8')) as { format?: number }).format !== SEARCH_FORMAT_VERSION) {
+        buildSearchIndex(db);
+        // Over an index of another format, the content version grows too, as after an import. A
+        // process of another release still serving the file keeps its index state until the
+        // version moves, and read rows of the new format with it (its searches failed); it now
+        // reloads the index, finds a format it does not know and answers empty pages until it is
+        // replaced (docs/operations.md#start-up).
+        if (stats) db.prepare("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'content_version'").run();
+      }
     }).immediate();
   }
   migrateNow();
