@@ -1275,26 +1275,23 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
 }
 
 /** A page of a search: `limit` summaries with snippets, and the position to continue from when more follow. */
-export function searchPage(search: SqliteSearch, { query, limit, after }: SearchPageOptions): Page<SearchPosition> {
-  const result = search.search(query, limit + 1, after);
-  const items: GuideSummaryData[] = [];
-  let next: SearchPosition | undefined;
+export function searchPage(search: SqliteSearch, options: SearchPageOptions): Page<SearchPosition> {
   // Summaries come from the index (which holds published guides only), not from the guides rows.
-  for (const hit of result.hits.slice(0, limit)) {
-    const item = search.present(result, hit);
-    items.push(item);
-    next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
-  }
-  return { items, ...(result.hits.length > limit && next ? { next } : {}) };
+  return pageOf(search, options, (result, hit) => search.present(result, hit));
 }
 
 /** The same page as cards (see SearchCardItem), for rendering where the search ran. */
-export function searchCardPage(search: SqliteSearch, { query, limit, after }: SearchPageOptions): SearchCardPage {
+export function searchCardPage(search: SqliteSearch, options: SearchPageOptions): SearchCardPage {
+  return pageOf(search, options, (result, hit) => search.presentCard(result, hit));
+}
+
+function pageOf<T extends { slug: string }>(search: SqliteSearch, { query, limit, after }: SearchPageOptions,
+  present: (result: SearchResult, hit: SearchHit) => T): { items: T[]; next?: SearchPosition } {
   const result = search.search(query, limit + 1, after);
-  const items: SearchCardItem[] = [];
+  const items: T[] = [];
   let next: SearchPosition | undefined;
   for (const hit of result.hits.slice(0, limit)) {
-    const item = search.presentCard(result, hit);
+    const item = present(result, hit);
     items.push(item);
     next = { score: hit.score, publishedMs: hit.publishedMs, slug: item.slug };
   }
