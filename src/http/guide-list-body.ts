@@ -79,14 +79,23 @@ let codec: { key: Buffer; codec: CursorCodec } | undefined;
  * compressed with the coding asked for (see SearchRendering). The route renders with it too when
  * the store searched on the event loop, so a page has the same bytes wherever it was made.
  */
-export function renderSearchPage(page: Page<SearchPosition> | SearchCardPage, q: string, rendering: SearchRendering): RenderedSearchPage {
+export function renderSearchPage(page: Page<SearchPosition>, q: string, rendering: SearchRendering): RenderedSearchPage {
+  return rendered(page.next, q, rendering, (nextCursor) => guideListBody(page.items, rendering.urlBase, nextCursor));
+}
+
+/** The same for a page of search cards (a search worker's, see searchCardsBody). */
+export function renderSearchCardPage(page: SearchCardPage, q: string, rendering: SearchRendering): RenderedSearchPage {
+  return rendered(page.next, q, rendering, (nextCursor) => searchCardsBody(page.items, rendering.urlBase, nextCursor));
+}
+
+function rendered(next: SearchPosition | undefined, q: string, rendering: SearchRendering, bodyOf: (nextCursor?: string) => Buffer): RenderedSearchPage {
   // From another thread the key arrives as a plain Uint8Array (structured clone).
   if (codec === undefined || Buffer.compare(codec.key, rendering.cursorKey) !== 0) {
     const key = Buffer.from(rendering.cursorKey);
     codec = { key, codec: createCursorCodec([key]) };
   }
-  const nextCursor = page.next ? codec.codec.encode({ kind: 'search', q, after: page.next }) : undefined;
-  const body = isCardPage(page) ? searchCardsBody(page.items, rendering.urlBase, nextCursor) : guideListBody(page.items, rendering.urlBase, nextCursor);
+  const nextCursor = next ? codec.codec.encode({ kind: 'search', q, after: next }) : undefined;
+  const body = bodyOf(nextCursor);
   const { coding } = rendering;
   return {
     body,
@@ -94,9 +103,4 @@ export function renderSearchPage(page: Page<SearchPosition> | SearchCardPage, q:
     ...(nextCursor === undefined ? {} : { nextCursor }),
     ...(coding !== undefined && body.length >= COMPRESSION_THRESHOLD_BYTES ? { encoded: { coding, body: compressBody(coding, body) } } : {}),
   };
-}
-
-function isCardPage(page: Page<SearchPosition> | SearchCardPage): page is SearchCardPage {
-  const first = page.items[0];
-  return first !== undefined && 'card' in first;
 }

@@ -31,7 +31,7 @@ export interface SearchCardItem {
   snippet: string;
 }
 
-/** A page of search results as cards (rendered by renderSearchPage in http/guide-list-body.ts). */
+/** A page of search results as cards (rendered by renderSearchCardPage in http/guide-list-body.ts). */
 export interface SearchCardPage {
   items: SearchCardItem[];
   next?: SearchPosition;

@@ -14,7 +14,7 @@ import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
-import { renderSearchPage } from '../../http/guide-list-body.js';
+import { renderSearchCardPage } from '../../http/guide-list-body.js';
 import { ownBytes } from '../../http/representation.js';
 
 const port = parentPort!;
@@ -94,7 +94,7 @@ function answer(message: SearchRequest): WorkerReply {
     if (!message.rendering) return { id: message.id, page: read(() => searchPage(search!, message.options)) };
     // Rendered from the results' cards: no summary fields parsed or serialized (guide-list-body.ts).
     const page = read(() => searchCardPage(search!, message.options));
-    const { body, encoded, ...rest } = renderSearchPage(page, message.options.query.text, message.rendering);
+    const { body, encoded, ...rest } = renderSearchCardPage(page, message.options.query.text, message.rendering);
     return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
   } catch (error) {
     return { id: message.id, error: failure(error) };

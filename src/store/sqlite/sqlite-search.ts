@@ -643,7 +643,6 @@ export interface SqliteSearch {
   presentCard(result: SearchResult, hit: SearchHit): SearchCardItem;
 }
 
-
 function readInt32Array(buffer: Buffer): Int32Array {
   const array = new Int32Array(buffer.length / 4);
   for (let i = 0; i < array.length; i += 1) array[i] = buffer.readInt32LE(i * 4);
