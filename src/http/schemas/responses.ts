@@ -41,7 +41,7 @@ export const HEADERS = {
     type: 'string',
     description: 'Strong entity tag of this representation, the same on every instance. Send it back in If-None-Match to get a 304 while the content is unchanged.',
     pattern: '^"[A-Za-z0-9_-]+"$',
-    examples: ['"P6gfRx6jT59lzRKEWSEaO3s2B72"'],
+    examples: ['"7jgI-y4nfFr03iiZUOKm2w"'],
   },
   'Last-Modified': {
     type: 'string',
