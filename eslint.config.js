@@ -13,4 +13,15 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // A module awaiting at its top level, in a worker thread that is stopped meanwhile, aborted
+    // the whole process on Node 24 (src/http/representation.ts, loadRepresentationHash).
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: ':matches(AwaitExpression, ForOfStatement[await=true]):not(:function *)',
+        message: 'No top-level await in src/: export an async function and await it where it is used (see loadRepresentationHash).',
+      }],
+    },
+  },
 );

@@ -13,6 +13,7 @@ import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
+import { loadRepresentationHash } from './http/representation.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerEarlyAnswers } from './http/plugins/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
@@ -140,6 +141,8 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   app.decorate('refreshContentVersion', refreshContentVersion);
   let poll: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
+    // The ETags' hash (representation.ts): loaded before the first request, and a failure stops the start.
+    await loadRepresentationHash();
     await refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version unavailable at start'));
     poll = setInterval(() => {
       refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version check failed'));

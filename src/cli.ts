@@ -23,4 +23,6 @@ if (enableCompileCache) {
   if (directory !== undefined) process.env.NODE_COMPILE_CACHE = directory;
 }
 
+// The process's entry, never a worker thread's module: its top-level await cannot meet a stopped thread.
+// eslint-disable-next-line no-restricted-syntax
 await import('./commands.js');

@@ -119,20 +119,27 @@ export function ownBytes(bytes: Buffer): Buffer {
   return own;
 }
 
-// xxHash64's WebAssembly build, loaded once per thread: 4–5 ms to import and about 1 ms to
-// instantiate on an Intel Xeon VM (2026-11-28).
-const { h64Raw } = await xxhash();
 const SECOND_SEED = 0x9e3779b97f4a7c15n;
+let h64Raw: ((input: Uint8Array, seed?: bigint) => bigint) | undefined;
+let loading: Promise<void> | undefined;
 
 /**
- * The opaque part of a representation's strong ETag: a hash of its uncompressed body, 128 bits
- * (xxHash64 under two seeds) as 22 base64url characters. Not cryptographic, and need not be: a tag
- * only tells one representation of a URL from another. An uncached search page is hashed on the
- * search worker for every request: a 13 KB page took 53–57 µs with SHA-256 on a VM whose CPU has no
- * SHA extensions (Intel Xeon, 2026-11-28; MD5 25 µs), 13 µs on one that has them, and 5–6 µs like
- * this on both.
+ * Loads the hash's WebAssembly build in this thread (4–5 ms to import and about 1 ms to instantiate
+ * on an Intel Xeon VM, 2026-11-28). Each thread that hashes awaits it once before: the app when it
+ * gets ready, a search worker before it takes its first message. Not a top-level await: Node 24
+ * aborted the whole process when a worker thread holding a module still awaiting at its top level
+ * was stopped ("Check failed: (location_) != nullptr" in AsyncModuleExecutionFulfilled, as in
+ * nodejs/node#53238; seen once in CI on 2026-11-28).
  */
+export function loadRepresentationHash(): Promise<void> {
+  loading ??= xxhash().then((hasher) => {
+    h64Raw = hasher.h64Raw;
+  });
+  return loading;
+}
+
 export function representationHash(body: Uint8Array): string {
+  if (h64Raw === undefined) throw new Error('representationHash: await loadRepresentationHash() first');
   const hash = Buffer.allocUnsafe(16);
   hash.writeBigUInt64BE(h64Raw(body, 0n), 0);
   hash.writeBigUInt64BE(h64Raw(body, SECOND_SEED), 8);

@@ -22,7 +22,7 @@ import { loadContentFolder } from '../../src/content/load-content.js';
 import { createCursorCodec } from '../../src/guides/cursor.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
 import { guideListBody } from '../../src/http/guide-list-body.js';
-import { representationHash } from '../../src/http/representation.js';
+import { loadRepresentationHash, representationHash } from '../../src/http/representation.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
@@ -118,6 +118,7 @@ describe('SQLite searches on worker threads', () => {
     const codec = createCursorCodec([cursorKey]);
     const urlBase = 'https://guides.example';
 
+    await loadRepresentationHash();
     let compressed = 0;
     for (const [i, text] of TEXTS.entries()) {
       const query = parseSearchQuery(text);

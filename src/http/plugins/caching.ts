@@ -14,7 +14,7 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
 import type { ContentCoding } from '../representation.js';
 
 /** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
@@ -441,7 +441,8 @@ export function createRepresentationCache(options: CacheOptions) {
       }
       stats.misses += 1;
       const isAdmitted = doorkeeper?.admit(key) ?? true;
-      return render().then(async (rendered) => {
+      // Loaded once per thread (representation.ts); a resolved promise after the app's start.
+      return loadRepresentationHash().then(render).then(async (rendered) => {
         const representation = build(version, rendered, reply);
         if (isAdmitted) remember(key, representation);
         else stats.declined += 1;

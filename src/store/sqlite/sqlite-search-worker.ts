@@ -15,7 +15,7 @@ import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
 import { renderSearchCardPage } from '../../http/guide-list-body.js';
-import { ownBytes } from '../../http/representation.js';
+import { loadRepresentationHash, ownBytes } from '../../http/representation.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;
@@ -119,7 +119,7 @@ function answerQueued(limitMs = BATCH_MS): void {
   if (queued.length > 0) setImmediate(answerQueued);
 }
 
-port.on('message', (message: WorkerRequest) => {
+function receive(message: WorkerRequest): void {
   if (message.type === 'close') {
     // Searches sent before the close are answered first (all of them: no time limit).
     answerQueued(Number.POSITIVE_INFINITY);
@@ -138,4 +138,9 @@ port.on('message', (message: WorkerRequest) => {
   // Every message that has arrived is taken before the first search of a batch runs.
   queued.push(message);
   if (queued.length === 1) setImmediate(answerQueued);
-});
+}
+
+// Pages are hashed for their ETags: messages wait in the port until the hash is loaded. Should it
+// fail to load, the rejection ends this thread with an error, which the pool reports for the
+// searches it sent.
+void loadRepresentationHash().then(() => port.on('message', receive));
