@@ -47,7 +47,15 @@ export async function runServe(config: Config, workersOption: string | undefined
     // Loaded here, not at the top: the primary never needs the HTTP stack, and loading less before
     // installing its signal handlers leaves less time in which a signal kills it outright.
     const { startServer } = await import('./server.js');
-    await startServer(config, { handleSignals: true });
+    try {
+      await startServer(config, { handleSignals: true });
+    } catch (error) {
+      // A worker process's channel to the primary would keep it alive: leave, so that it exits
+      // with the error. (worker.disconnect(), not process.disconnect(): after the latter the
+      // cluster module exits the process with 0.)
+      cluster.worker?.disconnect();
+      throw error;
+    }
     return new Promise<number>(() => {
       // Serving until a signal ends the process.
     });
@@ -87,6 +95,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   const { answerClusterMetricsRequests } = await import('./http/plugins/metrics.js');
   answerClusterMetricsRequests();
   let stopping = false;
+  let startFailed = false;
   const startedAt = new Map<number, number>();
   const fork = (): void => {
     const worker = cluster.fork();
@@ -99,6 +108,15 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
     const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
     startedAt.delete(worker.id);
     if (stopping) return;
+    if (listening.size === 0) {
+      // No worker ever listened: the start itself failed (a port already taken, say), and every
+      // worker would fail the same way again; stop, as a single process does, instead of
+      // restarting them for ever.
+      log.error({ worker: worker.process.pid, code, signal }, 'a worker exited before any was listening: stopping');
+      startFailed = true;
+      stop?.('SIGTERM');
+      return;
+    }
     log.error({ worker: worker.process.pid, code, signal }, 'worker exited; starting another');
     if (lived < EARLY_EXIT_MS) setTimeout(() => stopping || fork(), RESTART_PAUSE_MS);
     else fork();
@@ -110,7 +128,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
       const alive = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
       let remaining = alive.length;
       let failed = false;
-      if (remaining === 0) resolve(0);
+      if (remaining === 0) resolve(startFailed ? 1 : 0);
       // Workers enforce SHUTDOWN_GRACE_MS themselves; this only catches one that hangs regardless.
       const backstop = setTimeout(() => {
         log.error('workers did not exit within the grace period: killing them');
@@ -123,7 +141,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
           const stoppedWhileStarting = exitSignal === signal && !listening.has(worker.id);
           failed ||= code !== 0 && !stoppedWhileStarting;
           remaining -= 1;
-          if (remaining === 0) resolve(failed ? 1 : 0);
+          if (remaining === 0) resolve(failed || startFailed ? 1 : 0);
         });
         worker.process.kill(signal);
       }

@@ -53,7 +53,16 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     }
   }
   const app = buildApp({ config, store, logger });
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // A port already taken, say. Getting ready started the search workers, which would keep the
+    // process alive, serving nothing and deaf to SIGTERM (nothing to stop yet): close everything,
+    // so that the command exits with the error.
+    await app.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  }
   logger.info({ url: config.publicBaseUrl }, 'ready');
 
   let closing: Promise<void> | undefined;

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import path from 'node:path';
@@ -188,6 +188,39 @@ describe('guides serve: graceful shutdown', () => {
     expect((await getOnNewConnection(`${served.base}/api/v1/product`)).status).toBe(200);
     served.child.kill('SIGINT');
     expect(await served.exited).toBe(0);
+  });
+});
+
+describe('guides serve: a start that fails', () => {
+  it.each([[[]], [['--workers', '2']]])('exits 1 with the error when its port is taken, instead of living on without serving (serve %j)', async (args: string[]) => {
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const dir = makeTempDir('guides-serve-');
+      dirs.push(dir);
+      const content = path.join(dir, 'content');
+      cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+      // As serve() starts it: an empty database gets the content first, and getting ready starts
+      // the search worker, which kept a server that could not listen alive (and, under --workers,
+      // each worker's channel to the primary did, while the primary waited for them).
+      const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+        env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      children.push(child);
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (data: string) => {
+        stderr += data;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const outcome = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
+      expect(outcome).toBe(1);
+      // "listen EADDRINUSE: address already in use 127.0.0.1:<port>", or "bind EADDRINUSE …" from a worker.
+      expect(stderr).toMatch(new RegExp(`EADDRINUSE.* 127\\.0\\.0\\.1:${port}\\b`));
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
 
