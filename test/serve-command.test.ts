@@ -43,17 +43,23 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(args: string[], env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Served> {
+/** `guides serve` on `port`, on a new SQLite database that it fills from a copy of content-tiny (a first-run import). */
+function spawnServe(port: number, args: string[], env: Record<string, string> = {}, nodeOptions: string[] = []): ChildProcess {
   const dir = makeTempDir('guides-serve-');
   dirs.push(dir);
   const content = path.join(dir, 'content');
   cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
-  const port = await freePort();
   const child = spawn(process.execPath, [...nodeOptions, CLI, 'serve', ...args], {
     env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
+  return child;
+}
+
+async function serve(args: string[], env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Served> {
+  const port = await freePort();
+  const child = spawnServe(port, args, env, nodeOptions);
   const logs: Array<Record<string, unknown>> = [];
   let pending = '';
   child.stdout!.on('data', (data: Buffer) => {
@@ -197,18 +203,11 @@ describe('guides serve: a start that fails', () => {
     const port = await freePort();
     await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
     try {
-      const dir = makeTempDir('guides-serve-');
-      dirs.push(dir);
-      const content = path.join(dir, 'content');
-      cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
-      // As serve() starts it: an empty database gets the content first, and getting ready starts
-      // the search worker, which kept a server that could not listen alive (and, under --workers,
-      // each worker's channel to the primary did, while the primary waited for them).
-      const child = spawn(process.execPath, [CLI, 'serve', ...args], {
-        env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      children.push(child);
+      // The first-run import, then getting ready starts the search worker, which kept a server
+      // that could not listen alive (and, under --workers, each worker's channel to the primary
+      // did, while the primary waited for them).
+      const child = spawnServe(port, args);
+      child.stdout!.resume();
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (data: string) => {
         stderr += data;
