@@ -67,7 +67,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   // Handlers first: a signal during the first-run import stops cleanly once the import's single
   // transaction is done, instead of killing the process mid-way.
   let stopSignal: NodeJS.Signals | undefined;
-  let stop: ((signal: NodeJS.Signals) => void) | undefined;
+  let stop: ((signal: NodeJS.Signals, startFailed?: boolean) => void) | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopSignal) return;
     stopSignal = signal;
@@ -95,7 +95,6 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   const { answerClusterMetricsRequests } = await import('./http/plugins/metrics.js');
   answerClusterMetricsRequests();
   let stopping = false;
-  let startFailed = false;
   const startedAt = new Map<number, number>();
   const fork = (): void => {
     const worker = cluster.fork();
@@ -113,8 +112,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
       // worker would fail the same way again; stop, as a single process does, instead of
       // restarting them for ever.
       log.error({ worker: worker.process.pid, code, signal }, 'a worker exited before any was listening: stopping');
-      startFailed = true;
-      stop?.('SIGTERM');
+      stop?.('SIGTERM', true);
       return;
     }
     log.error({ worker: worker.process.pid, code, signal }, 'worker exited; starting another');
@@ -122,13 +120,13 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
     else fork();
   });
   return new Promise<number>((resolve) => {
-    stop = (signal: NodeJS.Signals): void => {
+    stop = (signal: NodeJS.Signals, startFailed = false): void => {
       stopping = true;
       log.info({ signal }, 'shutting down: workers finish their in-flight requests');
       const alive = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
       let remaining = alive.length;
-      let failed = false;
-      if (remaining === 0) resolve(startFailed ? 1 : 0);
+      let failed = startFailed;
+      if (remaining === 0) resolve(failed ? 1 : 0);
       // Workers enforce SHUTDOWN_GRACE_MS themselves; this only catches one that hangs regardless.
       const backstop = setTimeout(() => {
         log.error('workers did not exit within the grace period: killing them');
@@ -141,7 +139,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
           const stoppedWhileStarting = exitSignal === signal && !listening.has(worker.id);
           failed ||= code !== 0 && !stoppedWhileStarting;
           remaining -= 1;
-          if (remaining === 0) resolve(failed || startFailed ? 1 : 0);
+          if (remaining === 0) resolve(failed ? 1 : 0);
         });
         worker.process.kill(signal);
       }

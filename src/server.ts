@@ -53,18 +53,6 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     }
   }
   const app = buildApp({ config, store, logger });
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    // A port already taken, say. Getting ready started the search workers, which would keep the
-    // process alive, serving nothing and deaf to SIGTERM (nothing to stop yet): close everything,
-    // so that the command exits with the error.
-    await app.close().catch(() => undefined);
-    await store.close().catch(() => undefined);
-    throw error;
-  }
-  logger.info({ url: config.publicBaseUrl }, 'ready');
-
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -79,6 +67,17 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     })();
     return closing;
   };
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // A port already taken, say. Getting ready started the search workers, which would keep the
+    // process alive, serving nothing and deaf to SIGTERM (nothing to stop yet): close everything,
+    // so that the command exits with the error.
+    await close().catch(() => undefined);
+    throw error;
+  }
+  logger.info({ url: config.publicBaseUrl }, 'ready');
+
   running.close = close;
   // A signal that arrived while starting: stop now that there is something to stop.
   if (stopSignal) shutDown(stopSignal, close);
