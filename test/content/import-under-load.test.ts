@@ -49,8 +49,12 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
   // A port the system reports free: a random one could be the local port of some other connection
   // (this range is inside Linux's ephemeral ports), which made the server fail to listen (CI, Node 24).
   const port = await freePort();
+  // What is checked is consistency, so nothing may refuse a request: no rate limit, no search
+  // budget, no load shedding (as test/helpers/build-test-app.ts). On a shared CI VM, with the Node 24
+  // copy's C++ build beside the suite, the loop once stalled over a second and product and guide
+  // reads got shed with 503 (2026-11-29).
   const server = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', CONTENT_POLL_MS: '50' },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CONTENT_POLL_MS: '50' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let serverErrors = '';
