@@ -82,7 +82,7 @@ function parseOptions(argv: string[]): Options {
     corpora: (values.corpus ?? (smoke ? '1k' : '1k,10k,100k')).split(',').map((s) => s.trim()).filter(Boolean),
     runs: number(values.runs, smoke ? 1 : 3),
     duration: number(values.duration, smoke ? 0.4 : 10),
-    warmup: number(values.warmup, smoke ? 0.1 : 2),
+    warmup: number(values.warmup, smoke ? 0.25 : 2),
     connections: number(values.connections, 50),
     ...(values.only ? { only: values.only } : {}),
     ...(values.ref ? { ref: values.ref } : {}),
