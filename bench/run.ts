@@ -823,8 +823,8 @@ function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
     measured: deep && deepRatio !== undefined ? `${deep.p99Ms.toFixed(2)} ms vs ${deep.referenceP99Ms?.toFixed(2)} ms (${deepRatio.toFixed(2)} ×, median of alternating runs)` : '—',
     status: status(deepRatio === undefined ? undefined : deepRatio <= 1.2),
   });
-  // A p99 at one connection, with the baseline's beside it: on a VM whose CPU idles between
-  // requests, the baseline's own p99 there (raw node:http, the same bytes) is the machine's floor.
+  // A p99 at one connection, with the baseline's beside it: raw node:http sending the same bytes
+  // in the same minutes, the machine's floor for that p99.
   const p99Measured = (s: ScenarioResult | undefined): string => (s ? `${s.p99Ms.toFixed(2)} ms (baseline ${s.baselineP99Ms.toFixed(2)} ms)` : '—');
   for (const kind of ['common', 'rare', 'twoTerm', 'prefix']) {
     const c1 = find('10k', `search-${kind}-c1`);
