@@ -714,14 +714,14 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
         // answer to every request: what Node's ceiling is for such a body), and runs alternate with the
         // service's (service, baseline, service, …): on a shared machine the capacity of the CPU
         // drifts within a minute, and each ratio compares two neighbouring runs.
-        const reference = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
+        const answered = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
         const response: BaselineResponse = {
-          status: reference.status,
-          headers: Object.fromEntries(Object.entries(reference.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
-          body: reference.body.toString('base64'),
+          status: answered.status,
+          headers: Object.fromEntries(Object.entries(answered.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
+          body: answered.body.toString('base64'),
         };
         await baseline.request<boolean>({ response });
-        const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: reference.status });
+        const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: answered.status });
         const { referencePaths } = scenario;
         const referenceJob = referencePaths && ((run: number, seconds: number): LoadJob => ({ ...job(run, seconds), paths: referencePaths(run) }));
         await load.request<LoadResult>({ job: job(-1, options.warmup) });
@@ -907,9 +907,12 @@ async function main(): Promise<void> {
   writeFileSync(path.join(RESULTS, `${name}.json`), `${JSON.stringify({ options, notes, targets, results }, null, 2)}\n`);
   process.stdout.write(`${markdown}\n`);
   log(`wrote bench/results/${name}.md and .json in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  const failed = results.flatMap((r) => r.scenarios).filter((s) => s.runs.every((run) => run.app.requests === 0));
+  // Every scenario's ratio needs both: the service's runs and its baseline's, each with answers of
+  // the expected status (a run of only 503s or 404s measured nothing).
+  const answeredNone = (r: LoadResult): boolean => r.requests - r.unexpected === 0;
+  const failed = results.flatMap((r) => r.scenarios).filter((s) => s.runs.every((run) => answeredNone(run.app)) || s.runs.every((run) => answeredNone(run.baseline)));
   if (failed.length > 0) {
-    log(`no successful request in: ${failed.map((s) => s.id).join(', ')}`);
+    log(`no successful request (of the service or of its baseline) in: ${failed.map((s) => s.id).join(', ')}`);
     process.exitCode = 1;
   }
   // On Linux every run has its per-thread CPU figures, and searches run on the search workers: a
