@@ -13,7 +13,7 @@ import type { GuideSummaryData } from '../../guides/guide.js';
 import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
-import { forEachWord, isPlainWord, tokensOfWord } from './sqlite-text.js';
+import { forEachWord, isPlainWord, wordTokens, tokensOfWord } from './sqlite-text.js';
 import { RingCache } from './ring-cache.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
@@ -885,7 +885,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     const resolved: ResolvedTerm[] = [];
     const seen = new Set<string>();
     for (const term of query.terms) {
-      const tokens = term.words.flatMap((word) => tokensOfWord(word));
+      const tokens = term.words.flatMap((word) => wordTokens(word));
       if (tokens.length === 0) continue;
       const key = `${term.isPrefix && tokens.length === 1 ? 'p' : 't'}:${tokens.join(' ')}`;
       // A repeated term adds nothing: every term must match, and one match is as good as two.

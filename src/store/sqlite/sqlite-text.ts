@@ -26,27 +26,35 @@ export function isWordCode(text: string, index: number, code: number): boolean {
 const STEM_MIN = 3;
 const STEM_MAX = 64;
 
-/** Stems and normalized forms are memoized: vocabularies are small next to the text they come from. */
+/**
+ * Stems and normalized forms of the guides' words are memoized: a corpus's vocabulary is small
+ * next to the text it comes from. Query words are not (see wordTokens): anyone can send words no
+ * guide holds, and a stream of distinct ones kept the search worker's memo at its limit, ~30 MB of
+ * its heap (a minute of random-word searches at 16 connections, 1k guides: peak RSS 162-164 MB,
+ * 134 MB with a 2,000-word memo; 2026-11-29).
+ */
 const MEMO_LIMIT = 200_000;
 const memo = new Map<string, string[]>();
 
 /**
- * One word as written → its tokens (usually one; none when nothing but marks remains; several
- * when normalization splits it, as `½` → `1`, `2`).
+ * One word of a guide's text → its tokens (usually one; none when nothing but marks remains;
+ * several when normalization splits it, as `½` → `1`, `2`). Memoized.
  */
 export function tokensOfWord(word: string): string[] {
   const known = memo.get(word);
   if (known) return known;
-  let tokens: string[];
-  const lower = word.toLowerCase();
-  if (PLAIN.test(lower)) tokens = [stemWord(lower)];
-  else {
-    const folded = lower.normalize('NFKC').toLowerCase().normalize('NFD').replace(MARKS, '').normalize('NFC');
-    tokens = (folded.match(WORD_PARTS) ?? []).map((part) => (PLAIN.test(part) ? stemWord(part) : part));
-  }
+  const tokens = wordTokens(word);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(word, tokens);
   return tokens;
+}
+
+/** One word → its tokens, as tokensOfWord but kept nowhere: for query words (a stemmed word costs microseconds, a search hundreds). */
+export function wordTokens(word: string): string[] {
+  const lower = word.toLowerCase();
+  if (PLAIN.test(lower)) return [stemWord(lower)];
+  const folded = lower.normalize('NFKC').toLowerCase().normalize('NFD').replace(MARKS, '').normalize('NFC');
+  return (folded.match(WORD_PARTS) ?? []).map((part) => (PLAIN.test(part) ? stemWord(part) : part));
 }
 
 /**
