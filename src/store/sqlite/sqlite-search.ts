@@ -13,7 +13,7 @@ import type { GuideSummaryData } from '../../guides/guide.js';
 import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
-import { forEachWord, isPlainWord, wordTokens, tokensOfWord } from './sqlite-text.js';
+import { forEachWord, isPlainWord, tokensOfWord, wordTokens } from './sqlite-text.js';
 import { RingCache } from './ring-cache.js';
 
 export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
