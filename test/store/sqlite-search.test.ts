@@ -44,15 +44,15 @@ async function openCorpusStore(): Promise<{ store: GuideStore; file: string }> {
   return { store, file };
 }
 
-/** Every page (7 results each) of a search text, from one search object made with `options` for all the texts it is given. */
-function pageWalker(db: Parameters<typeof createSqliteSearch>[0], options: SqliteSearchOptions): (text: string) => Page<SearchPosition>[] {
+/** Every page (`limit` results each) of a search text, from one search object made with `options` for all the texts it is given. */
+function pageWalker(db: Parameters<typeof createSqliteSearch>[0], options: SqliteSearchOptions, limit = 7): (text: string) => Page<SearchPosition>[] {
   const search = createSqliteSearch(db, options);
   return (text) => {
     const query = parseSearchQuery(text);
     const pages: Page<SearchPosition>[] = [];
     let after: SearchPosition | undefined;
     do {
-      const page = searchPage(search, { query, limit: 7, ...(after ? { after } : {}) });
+      const page = searchPage(search, { query, limit, ...(after ? { after } : {}) });
       pages.push(page);
       after = page.next;
     } while (after);
@@ -125,6 +125,8 @@ describe('SQLite search', () => {
   });
 
   it('gives the same pages, scores and snippets whether lists are scored from impacts (by posting or dense, cached or evicted) or decoded', async () => {
+    // Texts of common words only (every list dense) are scored in one pass that keeps the page as
+    // it goes, with a loop of its own for two to four lists; the decoded walk scores every match.
     const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
@@ -138,7 +140,7 @@ describe('SQLite search', () => {
       // earlier lists in the way (kept until scored, so the later ones are used uncached).
       const fewLists = pageWalker(db, { postingsCacheBytes: 8 * 1024, impactCacheBytes: 12 * 300 * 8 });
       const texts = ['the', 'food kitchen', 'a', 'th', 'staff sch', 'the of and to', 'menu "the"', 'kitchen the', 'of', 'and', 'to', 'with', 'for',
-        'the of and to a in is it for with on that kitchen staff'];
+        'the of and to a in is it for with on that kitchen staff', 'of the', 'and to the', 'a to of and', 'the of and to a', 'the the', 'to of to'];
       for (const round of [1, 2]) {
         for (const text of texts) {
           const expected = decoded(text);
@@ -146,6 +148,33 @@ describe('SQLite search', () => {
           expect(allKept(text), `${text}, round ${round}`).toEqual(expected);
           expect(evicting(text), `${text}, round ${round}`).toEqual(expected);
           expect(fewLists(text), `${text}, round ${round}`).toEqual(expected);
+        }
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('pages guides of equal score in list order (newest first, then slug) across every page boundary, whether their lists are dense or decoded', async () => {
+    const { store, file } = openStore();
+    // Eight guides alike but for slug and date (so every word scores the same in each), three
+    // sharing one date; four others with "salt" but not "saffron", each its own length.
+    const twin = { title: 'Saffron notes', summary: 'Saffron and salt.', tags: ['saffron'], markdown: '# Saffron\n\nSaffron with salt and rice.\n' };
+    const dates = ['2026-03-01', '2026-02-01', '2026-02-01', '2026-04-01', '2026-02-01', '2026-01-01', '2026-05-01', '2026-01-15'];
+    const twins = dates.map((date, i) => ({ date, slug: `twin-${'hcfagbed'[i]}` }));
+    const others = [1, 2, 3, 4].map((n) => makeGuide({ slug: `other-${n}`, title: 'Pantry', summary: 'Salt.', markdown: `# Pantry\n\n${'Salt and rice, plain. '.repeat(n)}\n` }));
+    await store.importContent(makeContent([...twins.map(({ date, slug }) => makeGuide({ ...twin, slug, publishedAt: `${date}T09:00:00Z` })), ...others]));
+    const listOrder = [...twins].sort((a, b) => b.date.localeCompare(a.date) || (a.slug < b.slug ? -1 : 1)).map((guide) => guide.slug);
+    const db = openSqliteDatabase(file, { readonly: true });
+    try {
+      for (const limit of [1, 2, 3, 7]) {
+        // "saffron" is in 8 of the 12 guides and "salt" in all: dense lists, scored in one pass.
+        const dense = pageWalker(db, { impactMinDf: 1 }, limit);
+        const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY }, limit);
+        for (const text of ['saffron', 'saffron salt', 'salt saffron rice', 'salt']) {
+          const slugs = dense(text).flatMap((page) => page.items.map((item) => item.slug));
+          expect(slugs.filter((slug) => slug.startsWith('twin-')), `${text} by ${limit}`).toEqual(listOrder);
+          expect(decoded(text).flatMap((page) => page.items.map((item) => item.slug)), `${text} by ${limit}`).toEqual(slugs);
         }
       }
     } finally {

@@ -526,6 +526,109 @@ function bestCandidates(candidates: Int32Array, scores: Float64Array, heap: Int3
 }
 
 /**
+ * Offers guide `doc` with `score` to a bounded heap of the best `count` so far, held in the first
+ * `size` entries of `candidates` and `scores` with the worst on top (as in bestCandidates()); returns the new size.
+ */
+function keepBest(candidates: Int32Array, scores: Float64Array, size: number, count: number, doc: number, score: number): number {
+  if (size < count) {
+    let at = size;
+    while (at > 0) {
+      const parent = (at - 1) >>> 1;
+      const above = scores[parent] as number;
+      if (!(score > above || (score === above && doc > (candidates[parent] as number)))) break;
+      candidates[at] = candidates[parent] as number;
+      scores[at] = above;
+      at = parent;
+    }
+    candidates[at] = doc;
+    scores[at] = score;
+    return size + 1;
+  }
+  const worst = scores[0] as number;
+  if (!(score < worst || (score === worst && doc < (candidates[0] as number)))) return size;
+  let at = 0;
+  for (;;) {
+    const left = 2 * at + 1;
+    if (left >= size) break;
+    const right = left + 1;
+    let child = left;
+    if (right < size) {
+      const l = scores[left] as number;
+      const r = scores[right] as number;
+      if (r > l || (r === l && (candidates[right] as number) > (candidates[left] as number))) child = right;
+    }
+    const below = scores[child] as number;
+    if (!(below > score || (below === score && (candidates[child] as number) > doc))) break;
+    candidates[at] = candidates[child] as number;
+    scores[at] = below;
+    at = child;
+  }
+  candidates[at] = doc;
+  scores[at] = score;
+  return size;
+}
+
+/**
+ * The best `count` guides that every one of the dense `lists` holds (in evaluate()'s order, summed
+ * as evaluate() sums them: the same doubles), among those after the cursor (`afterScore` and
+ * `boundary`, as search() filters): one pass in docno order, each list read in order, keeping the
+ * best in a bounded heap as it goes; what evaluate() and bestCandidates() give, without writing
+ * every match down first and reading it all back. They go to `candidates` and `scores` (unordered:
+ * selectBest() orders them); returns how many.
+ *
+ * The loop for two to four lists names each list: 0.8× the time of the general loop for those
+ * (measured 2026-11-29, docs/search-measurements.md). Guides come in docno order, so one with the
+ * same score as the worst kept ranks below it.
+ */
+function scanDense(lists: readonly Float64Array[], docCount: number, count: number, candidates: Int32Array, scores: Float64Array,
+  afterScore: number, boundary: number): number {
+  const k = lists.length;
+  const first = lists[0] as Float64Array;
+  let size = 0;
+  if (k >= 2 && k <= 4) {
+    const second = lists[1] as Float64Array;
+    const third = lists[Math.min(2, k - 1)] as Float64Array;
+    const fourth = lists[k - 1] as Float64Array;
+    for (let doc = 0; doc < docCount; doc += 1) {
+      const a = first[doc] as number;
+      if (a === 0) continue;
+      const b = second[doc] as number;
+      if (b === 0) continue;
+      let score = -a - b;
+      if (k >= 3) {
+        const c = third[doc] as number;
+        if (c === 0) continue;
+        score -= c;
+        if (k === 4) {
+          const d = fourth[doc] as number;
+          if (d === 0) continue;
+          score -= d;
+        }
+      }
+      if (!(score > afterScore || (score === afterScore && doc >= boundary))) continue;
+      if (size === count && !(score < (scores[0] as number))) continue;
+      size = keepBest(candidates, scores, size, count, doc, score);
+    }
+    return size;
+  }
+  for (let doc = 0; doc < docCount; doc += 1) {
+    const value = first[doc] as number;
+    if (value === 0) continue;
+    let score = -value;
+    let held = 1;
+    for (; held < k; held += 1) {
+      const next = (lists[held] as Float64Array)[doc] as number;
+      if (next === 0) break;
+      score -= next;
+    }
+    if (held < k || !(score > afterScore || (score === afterScore && doc >= boundary))) continue;
+    if (size === count && !(score < (scores[0] as number))) continue;
+    size = keepBest(candidates, scores, size, count, doc, score);
+  }
+  return size;
+}
+
+/**
  * Whether the token ids of one search document (`search_docs.tokens`: four column lengths, the
  * checkpoint count and checkpoints, then each column's ids, body last; sqlite-search-index.ts) hold
  * a phrase within one column. `pattern` is the phrase's ids as varints: varints are prefix-free, so
@@ -589,6 +692,8 @@ type Source =
   | { kind: 'impacts'; df: number; docs: Int32Array; impacts: Float64Array }
   // One impact per guide, by docno, 0 where the list lacks the guide (see sourceOf()).
   | { kind: 'dense'; df: number; impacts: Float64Array };
+
+type DenseSource = Source & { kind: 'dense' };
 
 const K1_PLUS_1 = BM25_K1 + 1;
 
@@ -1048,7 +1153,16 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       if (s.docCount === 0) return empty;
       const terms = resolve(s, query);
       if (!terms || terms.length === 0) return empty;
-      let matched = evaluate(s, terms.flatMap((term) => term.sources));
+      const sources = terms.flatMap((term) => term.sources);
+      if (count > 0 && terms.every((term) => term.phrase === undefined) && sources.every((source) => source.kind === 'dense')) {
+        // Common words only (the costliest searches: most guides match, none narrows the others
+        // down): one pass over every guide, keeping the page as it goes (scanDense()).
+        const lists = [...(sources as DenseSource[])].sort((a, b) => a.df - b.df).map((source) => source.impacts);
+        const found = scanDense(lists, s.docCount, count, s.candidates, s.scores, after ? after.score : Number.NEGATIVE_INFINITY,
+          after ? boundaryAfter(s, after.publishedMs, after.slug) : 0);
+        return { hits: selectBest(s, found, count), terms, generation: -1, state: s };
+      }
+      let matched = evaluate(s, sources);
       const { candidates, scores, heap } = s;
 
       // Keep only candidates strictly after the cursor: a worse score, or the same score later in list order.
