@@ -1154,10 +1154,10 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       const terms = resolve(s, query);
       if (!terms || terms.length === 0) return empty;
       const sources = terms.flatMap((term) => term.sources);
-      if (count > 0 && terms.every((term) => term.phrase === undefined) && sources.every((source) => source.kind === 'dense')) {
+      if (count > 0 && terms.every((term) => term.phrase === undefined) && sources.every((source): source is DenseSource => source.kind === 'dense')) {
         // Common words only (the costliest searches: most guides match, none narrows the others
         // down): one pass over every guide, keeping the page as it goes (scanDense()).
-        const lists = [...(sources as DenseSource[])].sort((a, b) => a.df - b.df).map((source) => source.impacts);
+        const lists = [...sources].sort((a, b) => a.df - b.df).map((source) => source.impacts);
         const found = scanDense(lists, s.docCount, count, s.candidates, s.scores, after ? after.score : Number.NEGATIVE_INFINITY,
           after ? boundaryAfter(s, after.publishedMs, after.slug) : 0);
         return { hits: selectBest(s, found, count), terms, generation: -1, state: s };
