@@ -486,48 +486,20 @@ function isWorse(candidates: Int32Array, scores: Float64Array, a: number, b: num
 }
 
 /**
- * The indexes of the `count` best of the first `matched` candidates, in `heap` (unordered); returns
- * how many. One pass keeping a bounded heap with the worst of the best on top, so most candidates
- * cost a single comparison. Top-level, with everything in locals, for the same reason as
- * intersectImpacts().
+ * Moves the `count` best of the first `matched` candidates to the front of `candidates` and
+ * `scores` (unordered) and returns how many: one pass keeping a bounded heap with the worst of the
+ * best on top (keepBest()), so most candidates cost a single comparison. The heap grows at the
+ * front, never past the candidate being read, so it can live in the same arrays.
  */
-function bestCandidates(candidates: Int32Array, scores: Float64Array, heap: Int32Array, matched: number, count: number): number {
+function bestCandidates(candidates: Int32Array, scores: Float64Array, matched: number, count: number): number {
   let size = 0;
-  for (let i = 0; i < matched; i += 1) {
-    if (size < count) {
-      let at = size++;
-      heap[at] = i;
-      while (at > 0) {
-        const parent = (at - 1) >>> 1;
-        if (!isWorse(candidates, scores, heap[at] as number, heap[parent] as number)) break;
-        const swap = heap[at] as number;
-        heap[at] = heap[parent] as number;
-        heap[parent] = swap;
-        at = parent;
-      }
-    } else if (isWorse(candidates, scores, heap[0] as number, i)) {
-      heap[0] = i;
-      // Sift the new top down.
-      let at = 0;
-      for (;;) {
-        const left = 2 * at + 1;
-        if (left >= size) break;
-        const right = left + 1;
-        const child = right < size && isWorse(candidates, scores, heap[right] as number, heap[left] as number) ? right : left;
-        if (!isWorse(candidates, scores, heap[child] as number, heap[at] as number)) break;
-        const swap = heap[at] as number;
-        heap[at] = heap[child] as number;
-        heap[child] = swap;
-        at = child;
-      }
-    }
-  }
+  for (let i = 0; i < matched; i += 1) size = keepBest(candidates, scores, size, count, candidates[i] as number, scores[i] as number);
   return size;
 }
 
 /**
  * Offers guide `doc` with `score` to a bounded heap of the best `count` so far, held in the first
- * `size` entries of `candidates` and `scores` with the worst on top (as in bestCandidates()); returns the new size.
+ * `size` entries of `candidates` and `scores` with the worst (isWorse()) on top; returns the new size.
  */
 function keepBest(candidates: Int32Array, scores: Float64Array, size: number, count: number, doc: number, score: number): number {
   if (size < count) {
@@ -1131,9 +1103,9 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
   }
 
   function selectBest(s: IndexState, matched: number, count: number): SearchHit[] {
-    const { candidates, scores, heap } = s;
-    const size = bestCandidates(candidates, scores, heap, matched, count);
-    const chosen = Array.from(heap.subarray(0, size)).sort((a, b) => (isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0));
+    const { candidates, scores } = s;
+    const size = bestCandidates(candidates, scores, matched, count);
+    const chosen = Array.from({ length: size }, (_, i) => i).sort((a, b) => (isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0));
     return chosen.map((i) => {
       const docno = candidates[i] as number;
       return { docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[i] as number };
