@@ -546,7 +546,7 @@ function keepBest(candidates: Int32Array, scores: Float64Array, size: number, co
  * `boundary`, as search() filters): one pass in docno order, each list read in order, keeping the
  * best in a bounded heap as it goes; what evaluate() and bestCandidates() give, without writing
  * every match down first and reading it all back. They go to `candidates` and `scores` (unordered:
- * selectBest() orders them); returns how many.
+ * hitsInOrder() orders them); returns how many.
  *
  * The loop for two to four lists names each list: 0.8× the time of the general loop for those
  * (measured 2026-11-29, docs/search-measurements.md). Guides come in docno order, so one with the
@@ -1103,8 +1103,12 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
   }
 
   function selectBest(s: IndexState, matched: number, count: number): SearchHit[] {
+    return hitsInOrder(s, bestCandidates(s.candidates, s.scores, matched, count));
+  }
+
+  /** The first `size` candidates (a page, unordered) as hits, best first. */
+  function hitsInOrder(s: IndexState, size: number): SearchHit[] {
     const { candidates, scores } = s;
-    const size = bestCandidates(candidates, scores, matched, count);
     const chosen = Array.from({ length: size }, (_, i) => i).sort((a, b) => (isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0));
     return chosen.map((i) => {
       const docno = candidates[i] as number;
@@ -1132,7 +1136,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
         const lists = [...sources].sort((a, b) => a.df - b.df).map((source) => source.impacts);
         const found = scanDense(lists, s.docCount, count, s.candidates, s.scores, after ? after.score : Number.NEGATIVE_INFINITY,
           after ? boundaryAfter(s, after.publishedMs, after.slug) : 0);
-        return { hits: selectBest(s, found, count), terms, generation: -1, state: s };
+        return { hits: hitsInOrder(s, found), terms, generation: -1, state: s };
       }
       let matched = evaluate(s, sources);
       const { candidates, scores, heap } = s;
