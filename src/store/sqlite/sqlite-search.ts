@@ -478,11 +478,14 @@ function intersectImpacts(candidates: Int32Array, scores: Float64Array, count: n
   return kept;
 }
 
-/** Whether candidate `a` ranks after candidate `b`: a higher (negated) score, or the same score later in list order. */
+/** Whether guide `doc` with `score` ranks after guide `other` with `otherScore`: a higher (negated) score, or the same score later in list order. */
+function ranksAfter(score: number, doc: number, otherScore: number, other: number): boolean {
+  return score > otherScore || (score === otherScore && doc > other);
+}
+
+/** Whether candidate `a` ranks after candidate `b` (ranksAfter()). */
 function isWorse(candidates: Int32Array, scores: Float64Array, a: number, b: number): boolean {
-  const x = scores[a] as number;
-  const y = scores[b] as number;
-  return x > y || (x === y && (candidates[a] as number) > (candidates[b] as number));
+  return ranksAfter(scores[a] as number, candidates[a] as number, scores[b] as number, candidates[b] as number);
 }
 
 /**
@@ -507,7 +510,7 @@ function keepBest(candidates: Int32Array, scores: Float64Array, size: number, co
     while (at > 0) {
       const parent = (at - 1) >>> 1;
       const above = scores[parent] as number;
-      if (!(score > above || (score === above && doc > (candidates[parent] as number)))) break;
+      if (!ranksAfter(score, doc, above, candidates[parent] as number)) break;
       candidates[at] = candidates[parent] as number;
       scores[at] = above;
       at = parent;
@@ -516,21 +519,15 @@ function keepBest(candidates: Int32Array, scores: Float64Array, size: number, co
     scores[at] = score;
     return size + 1;
   }
-  const worst = scores[0] as number;
-  if (!(score < worst || (score === worst && doc < (candidates[0] as number)))) return size;
+  if (!ranksAfter(scores[0] as number, candidates[0] as number, score, doc)) return size;
   let at = 0;
   for (;;) {
     const left = 2 * at + 1;
     if (left >= size) break;
     const right = left + 1;
-    let child = left;
-    if (right < size) {
-      const l = scores[left] as number;
-      const r = scores[right] as number;
-      if (r > l || (r === l && (candidates[right] as number) > (candidates[left] as number))) child = right;
-    }
+    const child = right < size && isWorse(candidates, scores, right, left) ? right : left;
     const below = scores[child] as number;
-    if (!(below > score || (below === score && (candidates[child] as number) > doc))) break;
+    if (!ranksAfter(below, candidates[child] as number, score, doc)) break;
     candidates[at] = candidates[child] as number;
     scores[at] = below;
     at = child;
