@@ -333,6 +333,21 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         expect(spread?.snippet).toContain('**');
       });
 
+      it('gives a snippet on one line: breaks between blocks shown, cuts marked with …', async () => {
+        const filler = (word: string): string => Array.from({ length: 60 }, (_, i) => `${word}${i % 7}`).join(' ');
+        await store.importContent(makeContent([
+          makeGuide({ slug: 'spice-shelf', title: 'Spice notes', summary: 'Where they go.',
+            markdown: '# Storing saffron\n\nKeep it dry and dark.\n\n- Airtight tin\n- Cool shelf\n' }),
+          makeGuide({ slug: 'long-middle', title: 'Long middle', summary: 'A word in the middle.',
+            markdown: `${filler('lorem')}\n\n## Turmeric\n\n${filler('ipsum')}\n` }),
+        ]));
+        const [shelf] = await search(store, 'tin');
+        // A heading and a list item without closing punctuation end with ` · `; after `.` one space does.
+        expect(shelf?.snippet).toBe('Storing saffron · Keep it dry and dark. Airtight **tin** · Cool shelf');
+        const [middle] = await search(store, 'turmeric');
+        expect(middle?.snippet).toMatch(/^…[^…\n]* · \*\*Turmeric\*\* · [^…\n]*…$/);
+      });
+
       it('marks terms that never come close to each other', async () => {
         await store.importContent(makeContent([
           makeGuide({ slug: 'long-read', title: 'A long read', summary: 'Spices, far apart.', markdown: `# A long read\n\n${farApart()}\n` }),

@@ -217,8 +217,8 @@ describe('SQLite search', () => {
     ]));
     const search = async (text: string): Promise<{ slug: string; snippet?: string | undefined }[]> =>
       (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items.map(({ slug, snippet }) => ({ slug, snippet }));
-    expect(await search('quokka')).toEqual([{ slug: 'late-words', snippet: 'Late The zanzibar **quokka** met a xylophone walrus by the sea.' }]);
-    expect(await search('"zanzibar quokka"')).toEqual([{ slug: 'late-words', snippet: 'Late The **zanzibar** **quokka** met a xylophone walrus by the sea.' }]);
+    expect(await search('quokka')).toEqual([{ slug: 'late-words', snippet: 'Late · The zanzibar **quokka** met a xylophone walrus by the sea.' }]);
+    expect(await search('"zanzibar quokka"')).toEqual([{ slug: 'late-words', snippet: 'Late · The **zanzibar** **quokka** met a xylophone walrus by the sea.' }]);
     expect(await search('"quokka zanzibar"')).toEqual([]);
     expect((await search('"xylophone walrus"')).map((item) => item.slug)).toEqual(['late-words']);
     // A word of both guides; in the first, at its body's end (70,000 tokens in).
@@ -292,7 +292,8 @@ describe('SQLite search', () => {
       const [item] = (await store.searchPublishedGuides({ query: parseSearchQuery(tokens[hit] as string), limit: 5 })).items;
       const start = Math.max(0, Math.min(hit - 2, tokens.length - 24));
       const end = start + 24;
-      const window = tokens.slice(start, end).map((word, i) => (start + i === hit ? `**${word}**` : word)).join(' ');
+      // The heading `Parts` ends without punctuation: a window that holds it shows the break as ` · `.
+      const window = tokens.slice(start, end).map((word, i) => (start + i === hit ? `**${word}**` : word)).join(' ').replace(/^Parts /, 'Parts · ');
       // A window's last word ending exactly where a part ends was once taken for a word cut by the
       // slice of text read: the snippet came a word short, or at the body's end with it unmarked.
       expect(item?.snippet, tokens[hit]).toBe(`${start > 0 ? '…' : ''}${window}${end < tokens.length ? '…' : ''}`);
@@ -319,7 +320,7 @@ describe('SQLite search', () => {
     const store = createSqliteGuideStore(file);
     stores.push(store);
     const page = await store.searchPublishedGuides({ query: parseSearchQuery('deliveries'), limit: 5 });
-    expect(page.items.map((item) => [item.slug, item.snippet])).toEqual([['cold-chain', 'Cold chain Receive chilled **deliveries** at 5 °C or below.']]);
+    expect(page.items.map((item) => [item.slug, item.snippet])).toEqual([['cold-chain', 'Cold chain · Receive chilled **deliveries** at 5 °C or below.']]);
     expect((await store.listPublishedGuides({ limit: 5 })).items.map((item) => item.slug)).toEqual(['cold-chain']);
   });
 });

@@ -17,7 +17,9 @@ const summaryFields = {
 export const GuideSummarySchema = Type.Object({
   ...summaryFields,
   snippet: Type.Optional(Type.String({
-    description: 'Present only when searching: plain-text excerpt of the best matching passage, matched terms wrapped in **.',
+    description: 'Present only when searching: plain-text excerpt of the best matching passage, on one line, matched terms wrapped in **. '
+      + 'A break between blocks (heading, paragraph, list item, table cell) that ends without punctuation shows as ` · `; '
+      + '`…` marks where the excerpt cuts the text at either end.',
   })),
 }, { additionalProperties: false });
 export type GuideSummary = Static<typeof GuideSummarySchema>;

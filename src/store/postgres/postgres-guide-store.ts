@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
+import { snippetSpacing } from '../../guides/snippet.js';
 import type {
   ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
@@ -33,6 +34,15 @@ const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.publi
 
 /** published_ms arrives as text (bigint); everything else as GuideSummaryRow says. */
 type SummaryRow = GuideSummaryRow & { published_ms: string };
+/** A search result row: the snippet is null on the row past the page (it gets none). */
+type SearchRow = SummaryRow & { score: number; snippet: string | null; snippet_at_start: boolean | null; snippet_at_end: boolean | null };
+
+/** A row's ts_headline fragment as a snippet (see snippetSpacing), with `…` where it cuts its source. */
+function snippetOf(row: SearchRow): string {
+  const text = row.snippet?.trim() ?? '';
+  if (text === '') return '';
+  return `${row.snippet_at_start === true ? '' : '…'}${snippetSpacing(text)}${row.snippet_at_end === true ? '' : '…'}`;
+}
 type DetailRow = GuideDetailRow & { published_ms: string };
 
 const SQL = {
@@ -69,7 +79,7 @@ const SQL = {
         AND (m.published_ms < $6::bigint OR (m.published_ms = $6::bigint AND m.slug > $7::text)))
       ORDER BY m.score, m.published_ms DESC, m.slug LIMIT $3::integer + 1
     )
-    SELECT ${SUMMARY_COLUMNS}, p.score, snip.snippet
+    SELECT ${SUMMARY_COLUMNS}, p.score, snip.snippet, snip.snippet_at_start, snip.snippet_at_end
     FROM page AS p JOIN guides AS g ON g.id = p.id CROSS JOIN search AS s
     LEFT JOIN LATERAL (${SNIPPET_SELECT}) AS snip ON p.n <= $3::integer
     ORDER BY p.score, g.published_ms DESC, g.slug`,
@@ -299,12 +309,12 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     },
     searchPublishedGuides: async ({ query: searchQuery, limit, after }): Promise<Page<SearchPosition>> => {
       const { phrases, prefixes } = toSearchParameters(searchQuery);
-      const rows = await query<SummaryRow & { score: number; snippet: string | null }>(SQL.search, [
+      const rows = await query<SearchRow>(SQL.search, [
         phrases, prefixes, limit, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
       ]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {
-        items: pageRows.map((row) => ({ ...toGuideSummary(row), snippet: row.snippet ?? '' })),
+        items: pageRows.map((row) => ({ ...toGuideSummary(row), snippet: snippetOf(row) })),
         ...(last ? { next: { score: last.score, publishedMs: Number(last.published_ms), slug: last.slug } } : {}),
       };
     },

@@ -78,13 +78,15 @@ export const SEARCH_QUERY_CTE = `
  * first SNIPPET_WINDOW characters (cut at a word boundary), and only when no term is marked there
  * the whole text, with the cheaper cover-based mode. OFFSET 0 keeps PostgreSQL from inlining the
  * subqueries, which would compute the same headline several times.
+ *
+ * ts_headline gives a fragment of its text as it stands, marks added: without them it is a
+ * substring of the source, so `snippet_at_start` and `snippet_at_end` say whether it begins and
+ * ends where the source does (the store adds `…` where not, as the SQLite store does).
  */
 export const SNIPPET_SELECT = `
-  SELECT CASE
-      WHEN position('**' in head.text) > 0 THEN head.text
-      WHEN position('**' in coalesce(anyterm.text, '')) > 0 OR length(source.text) <= ${SNIPPET_WINDOW} THEN coalesce(anyterm.text, head.text)
-      ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.any_query, '${FALLBACK_HEADLINE_OPTIONS}')
-    END AS snippet
+  SELECT chosen.text AS snippet,
+    starts_with(source.text, replace(chosen.text, '**', '')) AS snippet_at_start,
+    right(source.text, length(replace(chosen.text, '**', ''))) = replace(chosen.text, '**', '') AS snippet_at_end
   FROM (
     SELECT CASE
       WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN 'body'
@@ -116,4 +118,12 @@ export const SNIPPET_SELECT = `
     SELECT ts_headline('${SEARCH_CONFIG}', win.text, s.any_query, '${HEADLINE_OPTIONS}') AS text
     WHERE position('**' in head.text) = 0 AND matched.field <> 'spread'
     OFFSET 0
-  ) AS anyterm ON true`;
+  ) AS anyterm ON true
+  CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN position('**' in head.text) > 0 THEN head.text
+        WHEN position('**' in coalesce(anyterm.text, '')) > 0 OR length(source.text) <= ${SNIPPET_WINDOW} THEN coalesce(anyterm.text, head.text)
+        ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.any_query, '${FALLBACK_HEADLINE_OPTIONS}')
+      END AS text
+    OFFSET 0
+  ) AS chosen`;

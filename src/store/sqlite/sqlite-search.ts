@@ -10,6 +10,7 @@ import type { Database } from 'better-sqlite3';
 import type { SearchPosition } from '../../guides/cursor.js';
 import type { SearchQuery } from '../../guides/search-query.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
+import { snippetSpacing } from '../../guides/snippet.js';
 import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
 import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
@@ -97,9 +98,9 @@ function countVarintEnds(data: Uint8Array, words: Uint32Array | undefined, from:
   return count;
 }
 
-/** Text between a snippet's words as the snippet shows it: without `*` (only hits are marked), white space as one space. */
+/** Text between a snippet's words as the snippet shows it: without `*` (only hits are marked), spaced by snippetSpacing. */
 function asGap(text: string): string {
-  return text.replaceAll('*', '').replace(/\s+/g, ' ');
+  return snippetSpacing(text.replaceAll('*', ''));
 }
 
 /** `data` as 32-bit words, when it starts on a 4-byte boundary (for countVarintEnds). */
