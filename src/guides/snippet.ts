@@ -11,7 +11,7 @@
  * and/or ends with `…`.
  */
 
-export const BLOCK_BREAK = ' · ';
+const BLOCK_BREAK = ' · ';
 
 const SPACE_RUN = /\s+/g;
 const CLAUSE_END = /[.!?:;…]/;

@@ -36,6 +36,7 @@ const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.publi
 type SummaryRow = GuideSummaryRow & { published_ms: string };
 /** A search result row: the snippet is null on the row past the page (it gets none). */
 type SearchRow = SummaryRow & { score: number; snippet: string | null; snippet_at_start: boolean | null; snippet_at_end: boolean | null };
+type DetailRow = GuideDetailRow & { published_ms: string };
 
 /** A row's ts_headline fragment as a snippet (see snippetSpacing), with `…` where it cuts its source. */
 function snippetOf(row: SearchRow): string {
@@ -43,7 +44,6 @@ function snippetOf(row: SearchRow): string {
   if (text === '') return '';
   return `${row.snippet_at_start === true ? '' : '…'}${snippetSpacing(text)}${row.snippet_at_end === true ? '' : '…'}`;
 }
-type DetailRow = GuideDetailRow & { published_ms: string };
 
 const SQL = {
   detail: `SELECT ${SUMMARY_COLUMNS}, g.markdown, g.word_count, g.headings, g.author, g.canonical_url
