@@ -85,8 +85,8 @@ export const SEARCH_QUERY_CTE = `
  */
 export const SNIPPET_SELECT = `
   SELECT chosen.text AS snippet,
-    starts_with(source.text, replace(chosen.text, '**', '')) AS snippet_at_start,
-    right(source.text, length(replace(chosen.text, '**', ''))) = replace(chosen.text, '**', '') AS snippet_at_end
+    starts_with(source.text, unmarked.text) AS snippet_at_start,
+    right(source.text, length(unmarked.text)) = unmarked.text AS snippet_at_end
   FROM (
     SELECT CASE
       WHEN ts_filter(g.search_vector, '{d}') @@ s.query THEN 'body'
@@ -126,4 +126,5 @@ export const SNIPPET_SELECT = `
         ELSE ts_headline('${SEARCH_CONFIG}', source.text, s.any_query, '${FALLBACK_HEADLINE_OPTIONS}')
       END AS text
     OFFSET 0
-  ) AS chosen`;
+  ) AS chosen
+  CROSS JOIN LATERAL (SELECT replace(chosen.text, '**', '') AS text OFFSET 0) AS unmarked`;
