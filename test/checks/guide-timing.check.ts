@@ -12,15 +12,15 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
-import type { App } from '../../../src/http/app-types.js';
-import type { GuideStore } from '../../../src/store/guide-store.js';
-import { createPostgresGuideStore } from '../../../src/store/postgres/postgres-guide-store.js';
-import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
-import { makeTempDir, TEST_BASE_URL } from '../../helpers/build-test-app.js';
-import { createTestDatabase, requirePostgres } from '../../helpers/postgres-database.js';
-import { sampleWithMarkers } from '../../helpers/unpublished-markers.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { App } from '../../src/http/app-types.js';
+import type { GuideStore } from '../../src/store/guide-store.js';
+import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir, TEST_BASE_URL } from '../helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+import { sampleWithMarkers } from '../helpers/unpublished-markers.js';
 
 const hasPostgres = await requirePostgres('the 404 timing test on PostgreSQL');
 
