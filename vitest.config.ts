@@ -11,10 +11,9 @@ export default defineConfig({
   test: {
     // One test process a CPU (Vitest's own default leaves one CPU out, and so ran the suite one
     // file at a time on a two-CPU machine), and test files share their processes (isolate: false)
-    // instead of loading the app's modules afresh, file after file. Measured 2026-11-27 on 2 AMD
-    // EPYC vCPUs, the whole suite, one run each: one process, isolated, 380 s; two, isolated, 298 s;
-    // two, shared, 200–222 s. Nothing in a test file may outlive it: no environment changes, timers or
-    // process listeners left behind (the contract tally is written and reset per file).
+    // instead of loading the app's modules afresh, file after file: the suite takes about half as
+    // long. Nothing in a test file may outlive it: no environment changes, timers or process
+    // listeners left behind (the contract tally is written and reset per file).
     maxWorkers: availableParallelism(),
     projects: [
       {

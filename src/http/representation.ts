@@ -72,10 +72,8 @@ const gzipAsync = promisify(gzip);
 
 /**
  * Brotli's window fits the body (its sliding window holds 2^bits − 16 bytes): a larger one finds
- * nothing more in a body that short, and the default (4 MB) made each compression allocate and
- * fault in megabytes. Measured 2026-11-26 on 3–9 KB guides, sixteen at a time on one CPU:
- * brotli 5 on zlib's thread pool 0.75 ms of CPU a body (0.41 ms of it in the kernel) with the
- * default window, 0.41 ms with a fitted one, same sizes; synchronously 0.21 against 0.19 ms.
+ * nothing more in a body that short, and the default (4 MB) makes each compression allocate and
+ * fault in megabytes (docs/performance.md).
  */
 export function brotliWindowBits(length: number): number {
   const bits = Math.ceil(Math.log2(length + 16));
@@ -124,12 +122,10 @@ let h64Raw: ((input: Uint8Array, seed?: bigint) => bigint) | undefined;
 let loading: Promise<void> | undefined;
 
 /**
- * Loads the hash's WebAssembly build in this thread (4–5 ms to import and about 1 ms to instantiate
- * on an Intel Xeon VM, 2026-11-28). Each thread that hashes awaits it once before: the app when it
- * gets ready, a search worker before it takes its first message. Not a top-level await: Node 24
- * aborted the whole process when a worker thread holding a module still awaiting at its top level
- * was stopped ("Check failed: (location_) != nullptr" in AsyncModuleExecutionFulfilled, as in
- * nodejs/node#53238; on 2026-11-28 in CI, then in 30 of 35 runs of the store tests on a busy machine).
+ * Loads the hash's WebAssembly build in this thread. Each thread that hashes awaits it once before:
+ * the app when it gets ready, a search worker before its first message. Not a top-level await:
+ * Node 24 aborts the process when a worker still awaiting at its top level is stopped
+ * (nodejs/node#53238).
  */
 export function loadRepresentationHash(): Promise<void> {
   loading ??= xxhash().then((hasher) => {
@@ -141,10 +137,8 @@ export function loadRepresentationHash(): Promise<void> {
 /**
  * The opaque part of a representation's strong ETag: a hash of its uncompressed body, 128 bits
  * (xxHash64 under two seeds) as 22 base64url characters. Not cryptographic, and need not be: a tag
- * only tells one representation of a URL from another. An uncached search page is hashed on the
- * search worker for every request: a 13 KB page took 53–57 µs with SHA-256 on a VM whose CPU has no
- * SHA extensions (Intel Xeon, 2026-11-28; MD5 25 µs), 13 µs on one that has them, and 5–6 µs like
- * this on both.
+ * only tells one representation of a URL from another, and every uncached search page is hashed,
+ * where SHA-256 costs several times more on CPUs without SHA instructions.
  */
 export function representationHash(body: Uint8Array): string {
   if (h64Raw === undefined) throw new Error('representationHash: await loadRepresentationHash() first');

@@ -3,9 +3,9 @@
  *
  * Cached representations are compressed once per content coding and kept next to the identity
  * bytes in the representation cache (caching.ts), so a hot guide costs no compression at all.
- * The /docs assets are files streamed from node_modules (Swagger UI's bundle is 1.6 MB): each is
- * compressed once per coding and file version (its ETag) and kept, because compressing the bundle
- * costs ~45 ms of CPU and must not be something any client can make us do 600 times a minute.
+ * The /docs assets are files streamed from node_modules (Swagger UI's bundle is over a megabyte):
+ * each is compressed once per coding and file version (its ETag) and kept, because compressing the
+ * bundle must not be something any client can make us do 600 times a minute.
  * /metrics and the /docs page go through @fastify/compress, which leaves alone any response that
  * already has a Content-Encoding: nothing is ever compressed twice. Other routes either answer from
  * the representation cache or answer a few bytes (health, problems), so they skip its hooks.

@@ -2,12 +2,12 @@
  * Response serializers compiled when first needed, not while the service starts. Fastify compiles
  * a fast-json-stringify serializer for every response schema of every route (each status code:
  * 200, 304, 400, 404, 406, 429, 503, …) before it listens, and each compilation builds its own Ajv
- * instance: ~210 ms of a ~900 ms start on a 100k database (measured 2026-11-26, Node 20), for
- * serializers most of which (the error statuses) a process may never use.
+ * instance: a fifth of the start-up (docs/performance.md), for serializers most of which (the
+ * error statuses) a process may never use.
  *
  * Each route gets a function that compiles its serializer on its first call. Once the server
  * listens, the ones still pending are compiled one per event-loop turn, so a request arriving in
- * between waits for at most one compilation (~10 ms), and the first answer of a route seldom pays.
+ * between waits for at most one compilation, and the first answer of a route seldom pays.
  * The serializers are exactly Fastify's own (the default compiler, same options, same shared
  * schemas): only the moment of compilation moves.
  */

@@ -6,7 +6,7 @@
  * Why not a Map of separately allocated arrays: under a stream of distinct searches, such a cache
  * keeps evicting arrays that lived long enough to reach V8's old generation, and their memory
  * (outside the JavaScript heap) is only given back at V8's next full collection, which external
- * memory alone triggers only every 64 MB or so. A search worker of a 100k-guide index held that
+ * memory alone triggers only rarely. A search worker of a 100k-guide index held that
  * much garbage besides its caches. Here a miss allocates nothing that outlives it.
  *
  * Values are views into the buffer, valid until their bytes are overwritten. An entry got or put
