@@ -32,6 +32,7 @@ import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerProductRoutes } from './http/routes/product.js';
 import { registerResourceRoutes } from './http/routes/resources.js';
+import { registerRootRoute } from './http/routes/root.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -192,6 +193,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   app.register(async (instance) => {
     const routes = instance as App;
     addSharedSchemas(routes);
+    registerRootRoute(routes, context);
     registerProductRoutes(routes, context);
     registerGuideRoutes(routes, context);
     registerResourceRoutes(routes, context);

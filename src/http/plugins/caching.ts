@@ -36,6 +36,8 @@ export type Rendered = RenderedCommon & (
 interface RenderedCommon {
   lastModified?: string;
   link?: string;
+  /** Other headers of this representation (X-Markdown-Tokens), by lowercase name. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 interface Variant {
@@ -79,7 +81,21 @@ export interface ServeOptions {
    * URL and sent again before Fastify (findByUrl, early-answers.ts).
    */
   identifiedByUrl?: boolean;
+  /**
+   * With identifiedByUrl, for a route that negotiates its media type on Accept: the format this
+   * request chose, and how any Accept header chooses. The target then names one representation
+   * per format, and findByUrl picks the one the request's Accept chooses.
+   */
+  negotiated?: Negotiated;
 }
+
+export interface Negotiated {
+  format: string;
+  choose(accept: string | undefined): string;
+}
+
+/** What a request target names: a cache key, or one per negotiated format. */
+type UrlTarget = string | { choose: Negotiated['choose']; keys: Map<string, string> };
 
 /** Request targets remembered for findByUrl, and their characters in all; beyond either the oldest are forgotten. */
 const MAX_URLS = 10_000;
@@ -96,6 +112,7 @@ interface Representation {
   contentType: string;
   lastModified?: string;
   link?: string;
+  headers?: Readonly<Record<string, string>>;
   /** Bytes held for this entry: the identity body plus the compressed variants made so far. */
   bytes: number;
   /** Neighbours in the least-recently-used order, while cached. */
@@ -230,7 +247,7 @@ export function createRepresentationCache(options: CacheOptions) {
   const entries = new Map<string, Representation>();
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
   /** Request targets (as received) of representations identified by URL, and the cache key each names. */
-  const urls = new Map<string, string>();
+  const urls = new Map<string, UrlTarget>();
   let urlCharacters = 0;
   let bytes = 0;
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
@@ -301,6 +318,7 @@ export function createRepresentationCache(options: CacheOptions) {
       contentType,
       ...(rendered.lastModified ? { lastModified: rendered.lastModified } : {}),
       ...(rendered.link ? { link: rendered.link } : {}),
+      ...(rendered.headers ? { headers: rendered.headers } : {}),
       bytes: body.length,
     };
   }
@@ -326,10 +344,12 @@ export function createRepresentationCache(options: CacheOptions) {
    * Remembers the request target, and the first time a variant is sent with a status, the headers
    * it went out with (as they are once every hook has run: read when the response has finished).
    */
-  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304): void {
+  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304, negotiated: Negotiated | undefined): void {
     const url = request.originalUrl;
-    if (!urls.has(url)) {
-      urls.set(url, key);
+    const known = urls.get(url);
+    if (negotiated !== undefined && typeof known === 'object') known.keys.set(negotiated.format, key);
+    if (known === undefined) {
+      urls.set(url, negotiated === undefined ? key : { choose: negotiated.choose, keys: new Map([[negotiated.format, key]]) });
       urlCharacters += url.length;
       for (const old of urls.keys()) {
         if (urls.size <= MAX_URLS && urlCharacters <= MAX_URL_CHARACTERS) break;
@@ -355,9 +375,12 @@ export function createRepresentationCache(options: CacheOptions) {
     reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
     if (representation.lastModified) reply.header('last-modified', representation.lastModified);
     if (representation.link) reply.header('link', representation.link);
+    if (representation.headers) reply.headers(representation.headers);
     const status = ifNoneMatchHits(request.headers['if-none-match'], representation.etags) ? 304 : 200;
     // Only a kept representation can be found by URL again.
-    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) learn(request, reply, key, variant, status);
+    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) {
+      learn(request, reply, key, variant, status, serveOptions.negotiated);
+    }
     if (status === 304) {
       reply.code(304).send();
       return;
@@ -392,6 +415,10 @@ export function createRepresentationCache(options: CacheOptions) {
       return bytes;
     },
     stats,
+    /** The Cache-Control of every cached representation, for responses made outside the cache. */
+    cacheControl: options.cacheControl,
+    /** The content version representations are made for now. */
+    contentVersion: (): number => options.currentVersion(),
     clear(): void {
       entries.clear();
       oldest = undefined;
@@ -401,12 +428,14 @@ export function createRepresentationCache(options: CacheOptions) {
       bytes = 0;
     },
     /**
-     * A cached representation for a request target as received (`GET` only), in the variant
-     * the request's Accept-Encoding selects, as a 200 or (If-None-Match) a 304, if it has been
-     * sent that way before; else undefined, and the request goes the ordinary way. Synchronous.
+     * A cached representation for a request target as received (`GET` only), the one its Accept
+     * chooses where the route negotiates, in the variant the request's Accept-Encoding selects, as a
+     * 200 or (If-None-Match) a 304, if it has been sent that way before; else undefined, and the
+     * request goes the ordinary way. Synchronous.
      */
-    findByUrl(url: string, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
-      const key = urls.get(url);
+    findByUrl(url: string, accept: string | undefined, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
+      const target = urls.get(url);
+      const key = typeof target === 'object' ? target.keys.get(target.choose(accept)) : target;
       if (key === undefined) return undefined;
       const representation = current(key);
       if (representation === undefined) {
