@@ -48,7 +48,7 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger | false;
 }
 
-export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified'];
+export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified', 'X-Markdown-Tokens'];
 
 /** Longest path the router is given; longer ones (and undecodable ones) name nothing. */
 const MAX_ROUTABLE_PATH = 512;

@@ -107,6 +107,13 @@ describe('a guide as Markdown', () => {
     expect(json.headers['last-modified']).toBe(md.headers['last-modified']);
   });
 
+  it('lets browser code read the token estimate and the alternate link (CORS exposed headers)', async () => {
+    const res = await get(MD_URL, { origin: 'https://app.example' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const exposed = String(res.headers['access-control-expose-headers']).split(/,\s*/);
+    for (const name of ['X-Markdown-Tokens', 'Link', 'ETag', 'Last-Modified']) expect(exposed).toContain(name);
+  });
+
   it('answers 304 to its own ETag only, and HEAD like GET', async () => {
     const md = await get(MD_URL);
     const json = await get(JSON_URL);
