@@ -16,7 +16,7 @@ export const GuideMarkdownSchema = Type.String({
 });
 
 export const LlmsFullSchema = Type.String({
-  description: 'The Markdown representation of every published guide, newest first, separated by lines of `---`.',
+  description: 'The Markdown representation of every published guide (as its `.md` URL answers it), newest first, each ended by a blank line and separated by lines of `---`.',
 });
 
 export const MARKDOWN_TOKENS_HEADER: HeaderSchema = {
@@ -47,7 +47,8 @@ export function guideMarkdownExamples(base: string): Record<string, NamedExample
 export function llmsFullExamples(base: string): Record<string, NamedExample> {
   const guide = guideDetailExamples(base).sample?.value as GuideDetail;
   const markdown = renderGuideMarkdown(guide, guide.url);
-  return { sample: { summary: 'The first guides of the sample content (shortened here)', value: `${markdown}\n---\n\n${markdown.replace('reduce-food-waste', '…')}` } };
+  // The guide's body is shortened (it ends in `…`), so the blank line before `---` is added here.
+  return { sample: { summary: 'The first guide of the sample content, then the next ones (shortened here)', value: `${markdown}\n\n---\n\n…\n` } };
 }
 
 export const RootSchema = Type.Object({
