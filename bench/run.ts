@@ -577,6 +577,8 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
   const search = (q: string): string => `/api/v1/guides?q=${encodeURIComponent(q)}`;
   const scenarios: Scenario[] = [
     { id: 'detail-hot', title: 'guide detail, 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => hot, isUncached: false },
+    // The same guides as agents ask for them (issue 50: at least 0.7 × detail-hot's throughput).
+    { id: 'detail-hot-markdown', title: 'guide detail as Markdown (Accept: text/markdown), 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, headers: { accept: 'text/markdown' }, paths: () => hot, isUncached: false },
     { id: 'detail-hot-logged', title: 'guide detail, 16 hot slugs, a log line per request (info)', logLevel: 'info', connections: options.connections, expectStatus: 200, paths: () => hot, isUncached: false },
     { id: 'detail-random', title: 'guide detail, random slugs over all guides', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: (run) => slice(randomSlugs, 50_000, 0, run), isUncached: false },
     // As browsers and most HTTP clients ask: each miss is compressed (brotli) while its client waits.
@@ -810,6 +812,17 @@ function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
   };
   ratioTarget('guide detail, hot, logs at warn', 'detail-hot', 0.75);
   ratioTarget('guide detail, hot, a log line per request', 'detail-hot-logged', 0.45);
+  // Markdown against the JSON detail on the same server, same run (not against the baseline).
+  for (const result of results) {
+    const json = find(result.corpus.label, 'detail-hot');
+    const markdown = find(result.corpus.label, 'detail-hot-markdown');
+    const ratio = json && markdown ? markdown.requestsPerSecond / json.requestsPerSecond : undefined;
+    rows.push({
+      target: 'guide detail as Markdown vs JSON detail, hot', corpus: result.corpus.label, goal: '≥ 0.7 × JSON detail req/s',
+      measured: ratio === undefined ? '—' : `${ratio.toFixed(2)} × (${markdown!.requestsPerSecond.toFixed(0)} / ${json!.requestsPerSecond.toFixed(0)} req/s)`,
+      status: status(ratio === undefined ? undefined : ratio >= 0.7),
+    });
+  }
   ratioTarget('list page 1', 'list-page-1', 0.7);
   ratioTarget('product', 'product', 0.7);
   ratioTarget('resources', 'resources', 0.7);

@@ -32,6 +32,7 @@ import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
 import { registerProductRoutes } from './http/routes/product.js';
 import { registerResourceRoutes } from './http/routes/resources.js';
+import { registerRootRoute } from './http/routes/root.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,7 +48,7 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger | false;
 }
 
-export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified'];
+export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified', 'X-Markdown-Tokens'];
 
 /** Longest path the router is given; longer ones (and undecodable ones) name nothing. */
 const MAX_ROUTABLE_PATH = 512;
@@ -192,6 +193,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   app.register(async (instance) => {
     const routes = instance as App;
     addSharedSchemas(routes);
+    registerRootRoute(routes, context);
     registerProductRoutes(routes, context);
     registerGuideRoutes(routes, context);
     registerResourceRoutes(routes, context);

@@ -102,7 +102,9 @@ function compile(document: OpenApiDocument): CompiledDocument {
     addFormats(ajv);
     // OpenAPI 3.1's own schema keywords (annotations for Ajv).
     ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
-    const templates = Object.keys(document.paths).map((template) => ({
+    // The most literal template first, so `/guides/{slug}.md` is matched before `/guides/{slug}`.
+    const literalLength = (template: string): number => template.replace(/\{[^}]+\}/g, '').length;
+    const templates = Object.keys(document.paths).sort((a, b) => literalLength(b) - literalLength(a)).map((template) => ({
       template,
       pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`),
     }));
@@ -189,7 +191,10 @@ export function checkResponse(document: unknown, response: ObservedResponse): Ch
     }
     const pointer = `${match.template} ${response.statusCode} ${mediaType}`;
     const schema = content[mediaType].schema as JsonObject;
-    checkJson(response, validatorFor(doc, pointer, schema), body);
+    const validate = validatorFor(doc, pointer, schema);
+    // A text body (Markdown) is checked as the string it is.
+    if (mediaType.endsWith('json')) checkJson(response, validate, body);
+    else if (!validate(body)) fail(response, `body does not match the declared schema: ${doc.ajv.errorsText(validate.errors)}`);
   } else if (mediaType && !content[mediaType]) {
     fail(response, `media type ${mediaType} is not declared (declared: ${Object.keys(content).join(', ')})`);
   }

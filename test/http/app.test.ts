@@ -128,6 +128,7 @@ describe('GET /api/v1/resources', () => {
           { rel: 'service-desc', href: `${TEST_BASE_URL}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
           { rel: 'service-doc', href: `${TEST_BASE_URL}/docs`, type: 'text/html', title: 'API reference' },
           { rel: 'describedby', href: `${TEST_BASE_URL}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
+          { rel: 'alternate', href: `${TEST_BASE_URL}/mcp`, type: 'application/json', title: 'MCP server (Streamable HTTP)' },
           { rel: 'terms-of-service', href: 'https://guides.example.com/terms', title: 'Terms of use for the guides and the API', type: 'text/html' },
           { rel: 'help', href: 'https://guides.example.com/help', title: 'Help and contact for API users', type: 'text/html' },
           { rel: 'license', href: 'https://creativecommons.org/licenses/by/4.0/', title: 'Guides are licensed CC BY 4.0', type: 'text/html' },

@@ -104,6 +104,33 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
     }
   });
 
+  it('serves the same Markdown as SQLite: .md twins, negotiated guides, llms-full.txt, and the one 404 whatever the Accept', async () => {
+    const sample = await loadSampleContent();
+    const markdown = { accept: 'text/markdown' };
+    for (const guide of sample.guides.filter((g) => g.status === 'published')) {
+      const [a, b, negotiated] = await Promise.all([
+        get(pgApp, `/api/v1/guides/${guide.slug}.md`), get(sqliteApp, `/api/v1/guides/${guide.slug}.md`),
+        pgApp.app.inject({ url: `/api/v1/guides/${guide.slug}`, headers: markdown }),
+      ]);
+      expect(a.statusCode, guide.slug).toBe(200);
+      expect(a.headers['content-type']).toBe('text/markdown; charset=utf-8');
+      expect(a.body.endsWith(guide.markdown), guide.slug).toBe(true);
+      for (const name of ['etag', 'last-modified', 'link', 'x-markdown-tokens']) expect(a.headers[name], `${guide.slug} ${name}`).toBe(b.headers[name]);
+      expect(a.body).toBe(b.body);
+      expect(negotiated.body).toBe(a.body);
+      expect(negotiated.headers.etag).toBe(a.headers.etag);
+    }
+    const [fullPg, fullSqlite] = await Promise.all([get(pgApp, '/llms-full.txt'), get(sqliteApp, '/llms-full.txt')]);
+    expect(fullPg.statusCode).toBe(200);
+    expect(fullPg.body).toBe(fullSqlite.body);
+    const notFound = (await get(pgApp, '/api/v1/guides/no-such-guide')).body;
+    for (const url of ['/api/v1/guides/loyalty-program-design.md', '/api/v1/guides/contactless-service-during-covid', '/api/v1/guides/no-such-guide.md', '/api/v1/guides/UPPER.md']) {
+      const res = await pgApp.app.inject({ url, headers: markdown });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.body, url).toBe(notFound);
+    }
+  });
+
   it('finds the same guides as SQLite for the same searches', async () => {
     for (const q of ['menus', 'cafe', 'allerg', 'food waste', '"walk in"', 'the', 'cross-contamination', 'par level', 'labor cost', 'temperature log']) {
       const url = `/api/v1/guides?limit=50&q=${encodeURIComponent(q)}`;

@@ -16,6 +16,7 @@ import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
 import type { ContentCoding } from '../representation.js';
+import { Doorkeeper } from './doorkeeper.js';
 
 /** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
 export type Rendered = RenderedCommon & (
@@ -36,6 +37,8 @@ export type Rendered = RenderedCommon & (
 interface RenderedCommon {
   lastModified?: string;
   link?: string;
+  /** Other headers of this representation (X-Markdown-Tokens), by lowercase name. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 interface Variant {
@@ -79,7 +82,21 @@ export interface ServeOptions {
    * URL and sent again before Fastify (findByUrl, early-answers.ts).
    */
   identifiedByUrl?: boolean;
+  /**
+   * With identifiedByUrl, for a route that negotiates its media type on Accept: the format this
+   * request chose, and how any Accept header chooses. The target then names one representation
+   * per format, and findByUrl picks the one the request's Accept chooses.
+   */
+  negotiated?: Negotiated;
 }
+
+export interface Negotiated {
+  format: string;
+  choose(accept: string | undefined): string;
+}
+
+/** What a request target names: a cache key, or one per negotiated format. */
+type UrlTarget = string | { choose: Negotiated['choose']; keys: Map<string, string> };
 
 /** Request targets remembered for findByUrl, and their characters in all; beyond either the oldest are forgotten. */
 const MAX_URLS = 10_000;
@@ -96,6 +113,7 @@ interface Representation {
   contentType: string;
   lastModified?: string;
   link?: string;
+  headers?: Readonly<Record<string, string>>;
   /** Bytes held for this entry: the identity body plus the compressed variants made so far. */
   bytes: number;
   /** Neighbours in the least-recently-used order, while cached. */
@@ -149,88 +167,11 @@ export function ifNoneMatchHits(header: string | undefined, etags: string | read
   return header.split(',').some((tag) => opaque.includes(tag.trim().replace(/^W\//, '')));
 }
 
-/** Whether bit `bit` of `bits` is set. */
-function hasBit(bits: Uint32Array, bit: number): boolean {
-  return ((bits[bit >>> 5] as number) & (1 << (bit & 31))) !== 0;
-}
-
-function setBit(bits: Uint32Array, bit: number): void {
-  bits[bit >>> 5] = (bits[bit >>> 5] as number) | (1 << (bit & 31));
-}
-
-/** Bit positions a key sets in the doorkeeper's filter: with ~16 bits a key, the fewest false positives for few probes. */
-const BLOOM_POSITIONS = 4;
-
-/**
- * Admission (as TinyLFU's "doorkeeper"): a representation is kept only when its key has missed
- * before, recently. Most misses of a public API are one-off: a search text nobody sends again,
- * a cursor, a guide read once by a crawler. Keeping each of them evicted hot representations and
- * left the evicted bodies as garbage outside V8's heap until its next full collection. A server of
- * 100k guides after 10 s of random guide reads (measured 2026-11-26): 273 MB resident keeping every
- * miss, 186 MB with no cache at all, 192 MB with this admission.
- * A key read twice is kept at its second read, so a hot page costs one extra render.
- *
- * Keys seen are remembered in two generations of a Bloom filter (four bit positions a key, fixed
- * memory, nothing allocated per miss): after `window` misses the older generation is dropped. A
- * false positive (about 0.4 % with both generations full) only admits a one-off key.
- * (Until 2026-11-26 the second position was a function of the first: the low bits of a product
- * depend only on the low bits of its factors. The filter worked as if it had one hash and admitted
- * 5.5 % of one-off keys; a search server's cache filled with one-off search pages, 32 MB of them.)
- */
-class Doorkeeper {
-  private current: Uint32Array;
-  private previous: Uint32Array;
-  private recorded = 0;
-  private readonly mask: number;
-  private readonly window: number;
-  /** The current key's bit positions (scratch: admit() is synchronous). */
-  private readonly positions = new Uint32Array(BLOOM_POSITIONS);
-
-  constructor(window: number) {
-    this.window = window;
-    // About 16 bits a key per generation, a power of two.
-    const bits = 2 ** Math.max(10, Math.ceil(Math.log2(window * 16)));
-    this.mask = bits - 1;
-    this.current = new Uint32Array(bits / 32);
-    this.previous = new Uint32Array(bits / 32);
-  }
-
-  /** Whether `key` was recorded within the last one or two windows; records it. */
-  admit(key: string): boolean {
-    // FNV-1a; the bit positions are a + i·b (Kirsch–Mitzenmacher), b odd, from the hash's high bits
-    // mixed down by MurmurHash3's finalizer, so that b does not follow from a.
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-    let mixed = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
-    mixed = Math.imul(mixed ^ (mixed >>> 13), 0xc2b2ae35);
-    mixed ^= mixed >>> 16;
-    const a = hash >>> 0;
-    const b = (mixed >>> 0) | 1;
-    const { mask } = this;
-    const positions = this.positions;
-    for (let i = 0; i < BLOOM_POSITIONS; i += 1) positions[i] = (a + Math.imul(i, b)) & mask;
-    if (this.hasAll(this.current) || this.hasAll(this.previous)) return true;
-    for (const position of positions) setBit(this.current, position);
-    this.recorded += 1;
-    if (this.recorded >= this.window) {
-      this.previous = this.current;
-      this.current = new Uint32Array(this.current.length);
-      this.recorded = 0;
-    }
-    return false;
-  }
-
-  private hasAll(bits: Uint32Array): boolean {
-    for (const position of this.positions) if (!hasBit(bits, position)) return false;
-    return true;
-  }
-}
-
 export function createRepresentationCache(options: CacheOptions) {
   const entries = new Map<string, Representation>();
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
   /** Request targets (as received) of representations identified by URL, and the cache key each names. */
-  const urls = new Map<string, string>();
+  const urls = new Map<string, UrlTarget>();
   let urlCharacters = 0;
   let bytes = 0;
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
@@ -301,6 +242,7 @@ export function createRepresentationCache(options: CacheOptions) {
       contentType,
       ...(rendered.lastModified ? { lastModified: rendered.lastModified } : {}),
       ...(rendered.link ? { link: rendered.link } : {}),
+      ...(rendered.headers ? { headers: rendered.headers } : {}),
       bytes: body.length,
     };
   }
@@ -326,10 +268,12 @@ export function createRepresentationCache(options: CacheOptions) {
    * Remembers the request target, and the first time a variant is sent with a status, the headers
    * it went out with (as they are once every hook has run: read when the response has finished).
    */
-  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304): void {
+  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304, negotiated: Negotiated | undefined): void {
     const url = request.originalUrl;
-    if (!urls.has(url)) {
-      urls.set(url, key);
+    const known = urls.get(url);
+    if (negotiated !== undefined && typeof known === 'object') known.keys.set(negotiated.format, key);
+    if (known === undefined) {
+      urls.set(url, negotiated === undefined ? key : { choose: negotiated.choose, keys: new Map([[negotiated.format, key]]) });
       urlCharacters += url.length;
       for (const old of urls.keys()) {
         if (urls.size <= MAX_URLS && urlCharacters <= MAX_URL_CHARACTERS) break;
@@ -355,9 +299,12 @@ export function createRepresentationCache(options: CacheOptions) {
     reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
     if (representation.lastModified) reply.header('last-modified', representation.lastModified);
     if (representation.link) reply.header('link', representation.link);
+    if (representation.headers) reply.headers(representation.headers);
     const status = ifNoneMatchHits(request.headers['if-none-match'], representation.etags) ? 304 : 200;
     // Only a kept representation can be found by URL again.
-    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) learn(request, reply, key, variant, status);
+    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) {
+      learn(request, reply, key, variant, status, serveOptions.negotiated);
+    }
     if (status === 304) {
       reply.code(304).send();
       return;
@@ -392,6 +339,10 @@ export function createRepresentationCache(options: CacheOptions) {
       return bytes;
     },
     stats,
+    /** The Cache-Control of every cached representation, for responses made outside the cache. */
+    cacheControl: options.cacheControl,
+    /** The content version representations are made for now. */
+    contentVersion: (): number => options.currentVersion(),
     clear(): void {
       entries.clear();
       oldest = undefined;
@@ -401,12 +352,14 @@ export function createRepresentationCache(options: CacheOptions) {
       bytes = 0;
     },
     /**
-     * A cached representation for a request target as received (`GET` only), in the variant
-     * the request's Accept-Encoding selects, as a 200 or (If-None-Match) a 304, if it has been
-     * sent that way before; else undefined, and the request goes the ordinary way. Synchronous.
+     * A cached representation for a request target as received (`GET` only), the one its Accept
+     * chooses where the route negotiates, in the variant the request's Accept-Encoding selects, as a
+     * 200 or (If-None-Match) a 304, if it has been sent that way before; else undefined, and the
+     * request goes the ordinary way. Synchronous.
      */
-    findByUrl(url: string, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
-      const key = urls.get(url);
+    findByUrl(url: string, accept: string | undefined, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
+      const target = urls.get(url);
+      const key = typeof target === 'object' ? target.keys.get(target.choose(accept)) : target;
       if (key === undefined) return undefined;
       const representation = current(key);
       if (representation === undefined) {

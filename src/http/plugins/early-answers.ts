@@ -10,7 +10,8 @@
  *
  * How it stays the same answer:
  * - Only representations a route marks as identified by URL (caching.ts, ServeOptions) are found
- *   here, by the request target exactly as received. The first GET for each target goes through
+ *   here, by the request target exactly as received, and where the route negotiates its media type
+ *   (a guide as JSON or Markdown), by the format the request's Accept chooses. The first GET for each target goes through
  *   Fastify (routing, validation, every hook) and teaches the cache the target's key.
  * - Each variant (content coding) and status (200, or 304 for If-None-Match) is sent here only
  *   after Fastify has sent it once: its headers are taken from that response, less the ones that
@@ -90,7 +91,7 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
       next(request, response);
       return;
     }
-    const hit = cache.findByUrl(request.url ?? '', request.headers['accept-encoding'], request.headers['if-none-match']);
+    const hit = cache.findByUrl(request.url ?? '', request.headers.accept, request.headers['accept-encoding'], request.headers['if-none-match']);
     if (hit === undefined || loadShedding.isUnderPressure()) {
       next(request, response);
       return;

@@ -1,10 +1,12 @@
 /**
- * Discovery for agents and people: /llms.txt (a Markdown index), /.well-known/api-catalog
- * (RFC 9727) and the problem type pages that every problem's `type` URL points at. All are
- * rendered once per content version through the representation cache (ETag, 304, HEAD).
+ * Discovery for agents and people: /llms.txt (a Markdown index), /llms-full.txt (every guide as
+ * Markdown), /.well-known/api-catalog (RFC 9727) and the problem type pages that every problem's
+ * `type` URL points at. All but /llms-full.txt are rendered once per content version through the
+ * representation cache (ETag, 304, HEAD); /llms-full.txt is streamed (see registerLlmsFullTxt).
  */
 import { createHash } from 'node:crypto';
 import { Type } from '../schemas/typebox.js';
+import { registerLlmsFullTxt } from './llms-full.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
 import type { GuideIndexEntry } from '../../store/guide-store.js';
 import type { App, RouteContext } from '../app-types.js';
@@ -48,7 +50,7 @@ export function renderLlmsTxt(base: string, product: ProductInfo, guides: readon
     `> ${oneLine(product.description)}`,
     '',
     'A public, read-only JSON API over these guides; no key or account is needed.',
-    `Search and list them with \`GET ${base}/api/v1/guides?q=…\` (follow \`nextCursor\` for more), and read one, Markdown body included, with \`GET ${base}/api/v1/guides/{slug}\`.`,
+    `Search and list them with \`GET ${base}/api/v1/guides?q=…\` (follow \`nextCursor\` for more), and read one, Markdown body included, with \`GET ${base}/api/v1/guides/{slug}\` (as Markdown: \`{slug}.md\` or \`Accept: text/markdown\`).`,
     'Responses are cacheable (ETag, Cache-Control), rate-limited per client IP, and errors are RFC 9457 problem+json with a page per problem type.',
     '',
     '## API',
@@ -58,10 +60,12 @@ export function renderLlmsTxt(base: string, product: ProductInfo, guides: readon
     `- [API catalog](${base}${API_CATALOG_PATH}): RFC 9727 linkset of this API's description, documentation and policies`,
     `- [Product](${base}/api/v1/product): identity, capabilities and limits of this API`,
     `- [Resources](${base}/api/v1/resources): official links, with IANA link relations`,
+    `- [MCP server](${base}/mcp): Model Context Protocol over Streamable HTTP (POST), anonymous; tools to search, list and read the guides`,
+    `- [All guides as Markdown](${base}/llms-full.txt): every published guide below in one file, newest first`,
     '',
     '## Guides',
     '',
-    ...guides.map((guide) => `- [${linkText(guide.title)}](${base}/api/v1/guides/${guide.slug}): ${oneLine(guide.summary)}`),
+    ...guides.map((guide) => `- [${linkText(guide.title)}](${base}/api/v1/guides/${guide.slug}.md): ${oneLine(guide.summary)}`),
   ];
   if (resources.length > 0) {
     lines.push('', '## Optional', '', ...resources.map((link) => `- [${linkText(link.title)}](${link.href}): ${link.rel}`));
@@ -156,6 +160,8 @@ export function registerDiscoveryRoutes(app: App, { config, store, cache }: Rout
     if (!product) throw new AppError('service-unavailable', 'No content has been imported yet.', { headers: { 'retry-after': '30' } });
     return { payload: renderLlmsTxt(base, product, guides, resources), contentType: LLMS_TXT_TYPE };
   }, { identifiedByUrl: true }));
+
+  registerLlmsFullTxt(app, { config, store, cache });
 
   app.get(API_CATALOG_PATH, { schema: { hide: true } }, (request, reply) => cache.serve(request, reply, 'api-catalog', async () => {
     const links = [...builtInLinks(base), ...(await store.getResources())];

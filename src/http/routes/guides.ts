@@ -5,7 +5,7 @@ import { parseSearchQuery } from '../../guides/search-query.js';
 import { InvalidCursorError, NotFoundError } from '../problems.js';
 import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
 import type { GuideDetail, GuideListQuery } from '../schemas/guide.js';
-import type { Rendered } from '../plugins/caching.js';
+import type { Rendered, ServeOptions } from '../plugins/caching.js';
 import { guideListBody, guideUrl, renderSearchPage } from '../guide-list-body.js';
 import { negotiateContentCoding } from '../representation.js';
 import type { ContentCoding } from '../representation.js';
@@ -14,6 +14,9 @@ import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } 
 import { operationResponses } from '../schemas/responses.js';
 import { DEFAULT_LIMIT } from './product.js';
 import { NoQuerySchema } from '../schemas/common.js';
+import { ALTERNATE_LINK_HEADER, GuideMarkdownSchema, guideMarkdownExamples, MARKDOWN_TOKENS_HEADER } from '../schemas/agents.js';
+import { MARKDOWN_TYPE, markdownTokenEstimate, negotiateGuideFormat, renderGuideMarkdown } from '../guide-markdown.js';
+import type { GuideFormat } from '../guide-markdown.js';
 
 /**
  * Before validation: trim `q` (its 200-character limit applies after trimming) and turn `limit`
@@ -38,6 +41,11 @@ function codingOf(request: FastifyRequest): { coding?: ContentCoding } {
 
 /** These representations depend on the request target alone (and its codings and validators). */
 const BY_URL = { identifiedByUrl: true } as const;
+/** The guide's URL names one representation per format, the one its Accept chooses. */
+const NEGOTIATED = {
+  json: { identifiedByUrl: true, negotiated: { format: 'json', choose: negotiateGuideFormat } },
+  markdown: { identifiedByUrl: true, negotiated: { format: 'markdown', choose: negotiateGuideFormat } },
+} as const;
 
 function httpDate(timestamp: string): string {
   return new Date(timestamp).toUTCString();
@@ -103,25 +111,79 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
     });
   });
 
+  /** A published guide in the format asked for; unpublished, unknown and malformed slugs all get the same 404 whatever the format. */
+  const serveGuide = (request: FastifyRequest, reply: FastifyReply, slug: string, format: GuideFormat, options: ServeOptions): Promise<void> | undefined => {
+    const jsonUrl = guideUrl(base, slug);
+    return cache.serve(request, reply, `guide/${format}/${slug}`, async (): Promise<Rendered> => {
+      const guide = await store.getPublishedGuide(slug);
+      if (!guide) throw new NotFoundError();
+      const lastModified = httpDate(guide.updatedAt);
+      if (format === 'json') {
+        // Serialized here: the 200 has a schema per media type, and the cache cannot tell which one.
+        const body = Buffer.from(String(reply.serializeInput(withUrl(guide), '200', 'application/json')), 'utf8');
+        return { body, lastModified, link: `<${jsonUrl}.md>; rel="alternate"; type="text/markdown"` };
+      }
+      const markdown = renderGuideMarkdown(guide, jsonUrl);
+      return {
+        payload: markdown,
+        contentType: MARKDOWN_TYPE,
+        lastModified,
+        link: `<${jsonUrl}>; rel="alternate"; type="application/json"`,
+        headers: { 'x-markdown-tokens': String(markdownTokenEstimate(markdown)) },
+      };
+    }, options);
+  };
+
+  const markdownResponse = {
+    schema: GuideMarkdownSchema,
+    examples: guideMarkdownExamples(base),
+  };
+  const guideHeaders = { Link: ALTERNATE_LINK_HEADER, 'X-Markdown-Tokens': MARKDOWN_TOKENS_HEADER };
+
   app.get('/api/v1/guides/:slug', {
     schema: {
       operationId: 'getGuide',
       summary: 'One published guide',
-      description: 'The guide\'s metadata, Markdown body, word count and headings. Unpublished, unknown and malformed slugs all get the same 404.',
+      description: 'The guide\'s metadata, Markdown body, word count and headings; or, when the Accept header prefers `text/markdown`, the guide as Markdown. '
+        + 'Accept is read with its q-values: the higher q wins, then a type named explicitly over one reached through a wildcard; any other tie, `*/*`, no Accept '
+        + 'or an Accept naming neither gives JSON (never a 406). Each representation has its own strong ETag. '
+        + 'Unpublished, unknown and malformed slugs all get the same 404, whatever the Accept.',
       tags: ['guides'],
       params: GuideParamsSchema,
       querystring: NoQuerySchema,
       response: operationResponses(base, {
         schema: GuideDetailSchema,
-        description: 'The published guide. `author` and `canonicalUrl` appear only when the content sets them.',
+        description: 'The published guide. JSON: `author` and `canonicalUrl` appear only when the content sets them. '
+          + 'Markdown (`text/markdown; charset=utf-8`, as `GET /api/v1/guides/{slug}.md` answers): front matter and body, with X-Markdown-Tokens.',
         examples: guideDetailExamples(base),
+        alternatives: { 'text/markdown': markdownResponse },
         headers: ['Last-Modified'],
+        extraHeaders: guideHeaders,
         notFound: true,
       }),
     },
-  }, (request, reply) => cache.serve(request, reply, `guide/${request.params.slug}`, async () => {
-    const guide = await store.getPublishedGuide(request.params.slug);
-    if (!guide) throw new NotFoundError();
-    return { payload: withUrl(guide), lastModified: httpDate(guide.updatedAt) };
-  }, BY_URL));
+  }, (request, reply) => {
+    const format = negotiateGuideFormat(request.headers.accept);
+    return serveGuide(request, reply, request.params.slug, format, NEGOTIATED[format]);
+  });
+
+  app.get('/api/v1/guides/:slug.md', {
+    schema: {
+      operationId: 'getGuideMarkdown',
+      summary: 'One published guide as Markdown',
+      description: 'The Markdown representation of a published guide whatever the Accept header: YAML front matter with its metadata, then the body exactly as authored. '
+        + 'For agents that cannot send Accept: text/markdown. Unpublished, unknown and malformed slugs get the same 404 as `GET /api/v1/guides/{slug}`.',
+      tags: ['guides'],
+      params: GuideParamsSchema,
+      querystring: NoQuerySchema,
+      response: operationResponses(base, {
+        ...markdownResponse,
+        mediaType: 'text/markdown',
+        description: 'The published guide as `text/markdown; charset=utf-8`.',
+        headers: ['Last-Modified'],
+        extraHeaders: guideHeaders,
+        notFound: true,
+      }),
+    },
+  }, (request, reply) => serveGuide(request, reply, request.params.slug, 'markdown', BY_URL));
 }

@@ -11,6 +11,8 @@ export function builtInLinks(base: string): Resources['links'] {
     { rel: 'service-desc', href: `${base}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
     { rel: 'service-doc', href: `${base}/docs`, type: 'text/html', title: 'API reference' },
     { rel: 'describedby', href: `${base}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
+    // No registered relation names an MCP server: `alternate`, another way to use this API.
+    { rel: 'alternate', href: `${base}/mcp`, type: 'application/json', title: 'MCP server (Streamable HTTP)' },
   ];
 }
 

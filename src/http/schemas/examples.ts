@@ -117,6 +117,7 @@ export function resourcesExamples(base: string): Record<string, NamedExample> {
       { rel: 'service-desc', href: `${base}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
       { rel: 'service-doc', href: `${base}/docs`, type: 'text/html', title: 'API reference' },
       { rel: 'describedby', href: `${base}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
+      { rel: 'alternate', href: `${base}/mcp`, type: 'application/json', title: 'MCP server (Streamable HTTP)' },
       { rel: 'terms-of-service', href: 'https://guides.example.com/terms', type: 'text/html', title: 'Terms of use for the guides and the API' },
       { rel: 'help', href: 'https://guides.example.com/help', type: 'text/html', title: 'Help and contact for API users' },
       { rel: 'license', href: 'https://creativecommons.org/licenses/by/4.0/', type: 'text/html', title: 'Guides are licensed CC BY 4.0' },

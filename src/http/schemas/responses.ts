@@ -8,7 +8,7 @@ import { NOT_FOUND_DETAIL, PROBLEM_TYPES, problemBody, RETRY_AFTER_SECONDS } fro
 import type { ProblemName } from '../problems.js';
 import { ProblemRef } from './problem.js';
 
-interface HeaderSchema {
+export interface HeaderSchema {
   type: 'string' | 'integer';
   description: string;
   pattern?: string;
@@ -99,11 +99,23 @@ export interface NamedExample {
   value: unknown;
 }
 
+/** One media type of a 200 body: its schema and examples. */
+export interface MediaTypeResponse {
+  schema: TSchema;
+  examples: Record<string, NamedExample>;
+}
+
 export interface OperationResponseOptions {
   /** The schema that serializes and documents the 200 body. */
   schema: TSchema;
   description: string;
   examples: Record<string, NamedExample>;
+  /** The 200 body's media type when it is not JSON (`schema` then documents the text). */
+  mediaType?: string;
+  /** Other media types the 200 body can have, chosen by the request's Accept. */
+  alternatives?: Record<string, MediaTypeResponse>;
+  /** Headers of the 200 and 304 described here rather than in HEADERS (a Link with another relation). */
+  extraHeaders?: Record<string, HeaderSchema>;
   /** Headers of the 200 and 304 beyond the ones every cacheable response has. */
   headers?: readonly HeaderName[];
   /** Whether the operation answers 404 (it looks something up). */
@@ -136,13 +148,21 @@ export function unknownParameterExample(base: string, accepted: readonly string[
  * problem+json response for every failure the API can give, each with a real example.
  */
 export function operationResponses(base: string, options: OperationResponseOptions): Record<string, unknown> {
-  const successHeaders = pickHeaders([...CACHEABLE, ...(options.headers ?? []), ...EVERY_RESPONSE]);
+  const successHeaders = { ...pickHeaders([...CACHEABLE, ...(options.headers ?? []), ...EVERY_RESPONSE]), ...options.extraHeaders };
+  const isJsonOnly = options.mediaType === undefined && options.alternatives === undefined;
   return {
-    200: {
+    200: isJsonOnly ? {
       ...options.schema,
       description: options.description,
       headers: successHeaders,
       'x-examples': options.examples,
+    } : {
+      description: options.description,
+      headers: successHeaders,
+      content: {
+        [options.mediaType ?? 'application/json']: { schema: options.schema, examples: options.examples },
+        ...options.alternatives,
+      },
     },
     304: {
       type: 'null',

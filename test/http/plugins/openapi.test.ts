@@ -32,11 +32,15 @@ interface Document {
 }
 
 const OPERATIONS = {
+  getRoot: '/',
   getProduct: '/api/v1/product',
   listGuides: '/api/v1/guides',
   getGuide: '/api/v1/guides/{slug}',
+  getGuideMarkdown: '/api/v1/guides/{slug}.md',
   listResources: '/api/v1/resources',
+  getLlmsFullTxt: '/llms-full.txt',
 } as const;
+const LOOKUPS: readonly string[] = ['getGuide', 'getGuideMarkdown'];
 
 const EVERY_STATUS = ['200', '304', '400', '405', '414', '429', '431', '500', '503'];
 
@@ -69,7 +73,7 @@ describe('/openapi.json', () => {
     expect(doc.tags.map((tag) => tag.name)).toEqual(['guides', 'product', 'resources']);
   });
 
-  it('describes exactly the four operations, each with operationId, summary, description and a defined tag', () => {
+  it('describes exactly the seven operations, each with operationId, summary, description and a defined tag', () => {
     const operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((method) => `${method} ${p}`));
     expect(operations.sort()).toEqual(Object.values(OPERATIONS).map((p) => `get ${p}`).sort());
     for (const [id, p] of Object.entries(OPERATIONS)) {
@@ -91,15 +95,16 @@ describe('/openapi.json', () => {
     expect(params.cursor).toMatchObject({ in: 'query', required: false, schema: { type: 'string' } });
     for (const p of Object.values(params)) expect(p.description).toBeTruthy();
 
-    const [slug] = operation('getGuide').parameters ?? [];
-    expect(slug).toMatchObject({ name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: 100 } });
-    expect(operation('getProduct').parameters).toBeUndefined();
-    expect(operation('listResources').parameters).toBeUndefined();
+    for (const id of ['getGuide', 'getGuideMarkdown'] as const) {
+      const [slug] = operation(id).parameters ?? [];
+      expect(slug).toMatchObject({ name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: 100 } });
+    }
+    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const) expect(operation(id).parameters, id).toBeUndefined();
   });
 
   it('declares every response the API can give, 404 where something is looked up', () => {
     for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
-      const expected = id === 'getGuide' ? [...EVERY_STATUS, '404'] : EVERY_STATUS;
+      const expected = LOOKUPS.includes(id) ? [...EVERY_STATUS, '404'] : EVERY_STATUS;
       expect(Object.keys(operation(id).responses).sort(), id).toEqual([...expected].sort());
       for (const [status, response] of Object.entries(operation(id).responses)) {
         expect(response.description.length, `${id} ${status}`).toBeGreaterThan(10);
@@ -111,11 +116,16 @@ describe('/openapi.json', () => {
     const names = (id: keyof typeof OPERATIONS, status: string): string[] => Object.keys(operation(id).responses[status]!.headers ?? {}).sort();
     const everyResponse = ['RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
     const cacheable = ['Cache-Control', 'ETag', 'Vary', ...everyResponse];
-    expect(names('getProduct', '200')).toEqual([...cacheable].sort());
-    expect(names('listResources', '200')).toEqual([...cacheable].sort());
+    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const) expect(names(id, '200'), id).toEqual([...cacheable].sort());
     expect(names('listGuides', '200')).toEqual([...cacheable, 'Link'].sort());
-    expect(names('getGuide', '200')).toEqual([...cacheable, 'Last-Modified'].sort());
-    expect(names('getGuide', '304')).toEqual(names('getGuide', '200'));
+    for (const id of LOOKUPS as (keyof typeof OPERATIONS)[]) {
+      expect(names(id, '200'), id).toEqual([...cacheable, 'Last-Modified', 'Link', 'X-Markdown-Tokens'].sort());
+      expect(names(id, '304'), id).toEqual(names(id, '200'));
+      expect(operation(id).responses['200']!.headers!['X-Markdown-Tokens']!.description).toMatch(/estimate/);
+    }
+    expect(Object.keys(operation('getGuide').responses['200']!.content!)).toEqual(['application/json', 'text/markdown']);
+    expect(Object.keys(operation('getGuideMarkdown').responses['200']!.content!)).toEqual(['text/markdown']);
+    expect(Object.keys(operation('getLlmsFullTxt').responses['200']!.content!)).toEqual(['text/markdown']);
     expect(names('listGuides', '304')).toEqual(names('listGuides', '200'));
     for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
       expect(names(id, '400')).toEqual(['Cache-Control', ...everyResponse].sort());
@@ -187,6 +197,7 @@ describe('/openapi.json', () => {
       return rest;
     };
 
+    expect(example('getRoot', '200', 'sample')).toEqual(await answer('/'));
     expect(example('getProduct', '200', 'sample')).toEqual(await answer('/api/v1/product'));
     expect(example('listResources', '200', 'sample')).toEqual(await answer('/api/v1/resources'));
     expect(withoutCursor(example('listGuides', '200', 'newest') as Record<string, unknown>)).toEqual(withoutCursor(await answer('/api/v1/guides?limit=2')));
@@ -209,6 +220,11 @@ describe('/openapi.json', () => {
     expect(markdown.endsWith('…')).toBe(true);
     expect((guide.markdown as string).startsWith(markdown.slice(0, -1))).toBe(true);
     expect(guide.headings).toEqual(expect.arrayContaining(headings));
+    // The Markdown example is the same guide, its body shortened the same way.
+    const markdownExample = example('getGuideMarkdown', '200', 'sample', 'text/markdown') as string;
+    expect(markdownExample).toBe(example('getGuide', '200', 'sample', 'text/markdown'));
+    expect(markdownExample.endsWith('…')).toBe(true);
+    expect((await t.app.inject({ url: '/api/v1/guides/reduce-food-waste.md' })).body.startsWith(markdownExample.slice(0, -1))).toBe(true);
 
     expect(example('listGuides', '400', 'limitOutOfRange')).toEqual(await answer('/api/v1/guides?limit=51'));
     expect(example('listGuides', '400', 'unknownParameter')).toEqual(await answer('/api/v1/guides?sort=title'));

@@ -30,20 +30,22 @@ describe('discovery for agents', () => {
       expect(text).toContain(`- [OpenAPI definition](${TEST_BASE_URL}/openapi.json): `);
       expect(text).toContain(`- [API reference](${TEST_BASE_URL}/docs): `);
       expect(text).toContain(`- [API catalog](${TEST_BASE_URL}/.well-known/api-catalog): `);
+      expect(text).toContain(`- [MCP server](${TEST_BASE_URL}/mcp): `);
+      expect(text).toContain(`- [All guides as Markdown](${TEST_BASE_URL}/llms-full.txt): `);
 
       const sample = await loadSampleContent();
       const published = sample.guides.filter((guide) => guide.status === 'published');
       const guideLines = text.split('## Guides\n\n')[1]!.split('\n\n')[0]!.trim().split('\n');
       expect(guideLines).toHaveLength(published.length);
       for (const guide of published) {
-        expect(guideLines).toContain(`- [${guide.title}](${TEST_BASE_URL}/api/v1/guides/${guide.slug}): ${guide.summary}`);
+        expect(guideLines).toContain(`- [${guide.title}](${TEST_BASE_URL}/api/v1/guides/${guide.slug}.md): ${guide.summary}`);
       }
       for (const guide of sample.guides.filter((g) => g.status !== 'published')) {
-        expect(text).not.toContain(`/api/v1/guides/${guide.slug})`);
+        expect(text).not.toContain(`/api/v1/guides/${guide.slug}.md)`);
       }
       // Newest first, like the list without q.
       const list = (await t.app.inject({ url: '/api/v1/guides?limit=50' })).json<{ items: Array<{ slug: string }> }>();
-      expect(guideLines.map((line) => line.slice(line.lastIndexOf('/api/v1/guides/') + 15, line.indexOf(')')))).toEqual(list.items.map((item) => item.slug));
+      expect(guideLines.map((line) => line.slice(line.lastIndexOf('/api/v1/guides/') + 15, line.indexOf('.md)')))).toEqual(list.items.map((item) => item.slug));
       expect(text).toContain(`## Optional\n\n- [Terms of use for the guides and the API](https://guides.example.com/terms): terms-of-service\n`);
     });
 
@@ -68,7 +70,7 @@ describe('discovery for agents', () => {
         expect(after.headers.etag).not.toBe(first.headers.etag);
         expect(after.body.startsWith('# Test Guides\n\n> Guides for tests.\n')).toBe(true);
         // Brackets cannot end the link text early; a summary stays on its line.
-        expect(after.body).toContain(`- [Brand \\[new\\] guide](${TEST_BASE_URL}/api/v1/guides/brand-new): Line one. Line two.\n`);
+        expect(after.body).toContain(`- [Brand \\[new\\] guide](${TEST_BASE_URL}/api/v1/guides/brand-new.md): Line one. Line two.\n`);
         expect(after.body).not.toContain('reduce-food-waste');
         expect(after.body).not.toContain('## Optional');
       } finally {
@@ -121,11 +123,11 @@ describe('discovery for agents', () => {
           expect(flattened.map((l) => key(l as Link)).sort()).toEqual(links.map(key).sort());
           return links.length;
         };
-        expect(await agree()).toBe(6);
+        expect(await agree()).toBe(7);
         await live.importContent(makeContent([makeGuide({ slug: 'one' })], {
           resources: [{ rel: 'status', href: 'https://status.example.org', title: 'Service status' }, { rel: 'help', href: 'https://example.org/help', title: 'Help', type: 'text/html' }],
         }));
-        expect(await agree()).toBe(5);
+        expect(await agree()).toBe(6);
       } finally {
         await live.close();
       }
