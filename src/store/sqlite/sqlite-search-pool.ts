@@ -6,7 +6,7 @@
  * the worker with the fewest searches waiting, and the event loop only sends the query and
  * receives the page. How many run and wait is the search budget's business (search-budget.ts).
  *
- * A worker is ready once it has opened the database and loaded the index; a search sent before
+ * A worker is ready once it has opened the database and takes searches; a search sent before
  * that waits for it (messages wait in the worker's port), up to START_WAIT_MS, and /readyz stays
  * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
  * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
@@ -82,7 +82,7 @@ export interface SearchPool {
   render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;
   /** Starts any worker not running, and asks every worker to load the current index now (at start, after an import), not at its next search. */
   warm(): void;
-  /** Whether every worker is up (started and its index loaded); starts any worker not running. */
+  /** Whether every worker is up (started, its database open, taking searches); starts any worker not running. */
   isReady(): boolean;
   close(): Promise<void>;
 }
@@ -101,7 +101,7 @@ interface Slot {
 
 /** How long close() waits for a worker to exit by itself before terminating it. */
 const CLOSE_GRACE_MS = 2000;
-/** How long a search waits for a worker that has not started yet (a large index takes seconds to load). */
+/** How long a search waits for a worker that has not started yet (on a busy machine that takes seconds). */
 const START_WAIT_MS = 10_000;
 
 export function createSearchPool(file: string, size: number, priority: SearchPriority = 'idle'): SearchPool {

@@ -144,8 +144,8 @@ function receive(message: WorkerRequest): void {
 // fail to load, the rejection ends this thread with an error, which the pool reports for the
 // searches it sent.
 void loadRepresentationHash().then(() => {
-  // The index is loaded before the worker says it is ready (the first search would load it anyway).
-  receive({ type: 'warm' });
-  port.postMessage('ready' satisfies WorkerMessage);
   port.on('message', receive);
+  // Ready: the database is open and searches are taken. The index loads at the first warm or
+  // search (a server warms at once), which searches sent meanwhile wait for.
+  port.postMessage('ready' satisfies WorkerMessage);
 });

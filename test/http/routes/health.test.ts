@@ -1,6 +1,6 @@
 /**
  * Ready means ready: on SQLite with search workers, /readyz answers 503 until the workers are up
- * (started, index loaded), and a search sent before that waits for them and gets 200, never 503;
+ * (started, database open, taking searches), and a search sent before that waits for them and gets 200, never 503;
  * in the app, and in the built CLI (`guides serve`) sent searches the moment it accepts connections.
  */
 import { spawn } from 'node:child_process';
@@ -15,9 +15,10 @@ import { freePort } from '../../helpers/redis-server.js';
 
 const CLI = path.resolve(import.meta.dirname, '..', '..', '..', 'dist', 'cli.js');
 
-/** Resolves once the port accepts a connection. */
-async function accepting(port: number): Promise<void> {
+/** Resolves once the port accepts a connection (the server has listened). */
+async function accepting(port: number, server: ChildProcess): Promise<void> {
   for (;;) {
+    if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode}`);
     const ok = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.destroy();
@@ -60,7 +61,7 @@ describe('/readyz and searches at start', () => {
         env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(dir, 'guides.db')}`, PORT: String(port), LOG_LEVEL: 'silent' },
         stdio: 'ignore',
       });
-      await accepting(port);
+      await accepting(port, child);
       const base = `http://127.0.0.1:${port}`;
       const [search, firstReady] = await Promise.all([fetch(`${base}/api/v1/guides?q=kitchen%20sa`), fetch(`${base}/readyz`)]);
       expect(search.status, `start ${start}`).toBe(200);
@@ -73,5 +74,5 @@ describe('/readyz and searches at start', () => {
       child.kill('SIGKILL');
       child = undefined;
     }
-  });
+  }, 120_000);
 });
