@@ -27,7 +27,7 @@ import { clientKey } from './rate-limit.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
 /** The RateLimit item of the per-client limit (draft-ietf-httpapi-ratelimit-headers: quota unit concurrent-requests). */
-export const SEARCH_POLICY_NAME = 'searches-in-flight';
+const SEARCH_POLICY_NAME = 'searches-in-flight';
 /** A search takes milliseconds: a slot is free again well within a second. */
 const RETRY_AFTER_SECONDS = 1;
 
@@ -36,8 +36,6 @@ export interface SearchBudgetStats {
   shed: number;
   /** Searches refused with 429 because their client had too many in flight. */
   clientLimited: number;
-  /** Searches running in the store now. */
-  readonly running: number;
   /** Searches waiting in the queue now. */
   readonly queued: number;
 }
@@ -74,9 +72,6 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   const stats: SearchBudgetStats = {
     shed: 0,
     clientLimited: 0,
-    get running() {
-      return limit.activeCount;
-    },
     get queued() {
       return limit.pendingCount;
     },
