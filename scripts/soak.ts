@@ -29,8 +29,8 @@ import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import http from 'node:http';
 import { writeCorpus } from '../bench/corpus.js';
+import { closedLoopLoad } from './closed-loop-load.js';
 import { startCommand } from './start-command.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -135,69 +135,6 @@ async function startServer(databaseUrl: string, content: string, port: number): 
   throw new Error('the server did not become ready within 60 s');
 }
 
-/** The source address of client `i` (0-based): 127.0.0.2 and up, across the loopback /8. */
-function clientAddress(i: number): string {
-  const n = i + 2;
-  return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-}
-
-/**
- * Closed-loop load: `connections` clients on keep-alive sockets, each sending its next request as
- * soon as the previous answer arrives, until `seconds` have passed. With `clients`, the
- * connections come from that many source addresses (round robin), else all from 127.0.0.1. Every answer is reported with
- * what was asked, its status, its latency and whether it carried Retry-After. With
- * `honourRetryAfter`, a client told to retry a kind of request later sends other kinds meanwhile
- * (as a well-behaved client does); without it, it goes on regardless (a flood).
- */
-async function load(options: {
-  base: string; connections: number; seconds: number; next: () => { path: string; kind: string }; honourRetryAfter?: boolean; clients?: number;
-  onResult: (kind: string, status: number, latencyMs: number, at: number, retryAfter: boolean) => void;
-}): Promise<{ errors: number; requests: number; errorSamples: string[]; partial: number }> {
-  const clients = options.clients ?? 0;
-  const agents = clients === 0
-    ? [new http.Agent({ keepAlive: true, maxSockets: options.connections })]
-    : Array.from({ length: clients }, (_, i) => new http.Agent({ keepAlive: true, maxSockets: Math.ceil(options.connections / clients), localAddress: clientAddress(i) }));
-  const { hostname, port } = new URL(options.base);
-  const deadline = performance.now() + options.seconds * 1000;
-  let errors = 0;
-  let requests = 0;
-  let partial = 0;
-  const errorSamples: string[] = [];
-  const one = (agent: http.Agent, requestPath: string): Promise<{ status: number; retryAfter: string | undefined }> => new Promise((resolve, reject) => {
-    const request = http.get({ agent, hostname, port, path: requestPath, headers: { 'accept-encoding': 'gzip, br' }, timeout: 10_000 }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }));
-      // An answer that started and did not finish: the server dropped a request it had accepted.
-      response.on('aborted', () => {
-        partial += 1;
-      });
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new Error('timeout after 10 s')));
-    request.on('error', reject);
-  });
-  await Promise.all(Array.from({ length: options.connections }, async (_, connection) => {
-    const agent = agents[connection % agents.length]!;
-    const retryAt = new Map<string, number>();
-    while (performance.now() < deadline) {
-      let { path: requestPath, kind } = options.next();
-      for (let tries = 0; tries < 20 && (retryAt.get(kind) ?? 0) > performance.now(); tries += 1) ({ path: requestPath, kind } = options.next());
-      const started = performance.now();
-      try {
-        const { status, retryAfter } = await one(agent, requestPath);
-        if (options.honourRetryAfter && retryAfter) retryAt.set(kind, performance.now() + 1000 * Number(retryAfter));
-        requests += 1;
-        options.onResult(kind, status, performance.now() - started, started, retryAfter !== undefined);
-      } catch (error) {
-        errors += 1;
-        if (errorSamples.length < 5) errorSamples.push(`${kind}: ${(error as Error).message}`);
-      }
-    }
-  }));
-  for (const agent of agents) agent.destroy();
-  return { errors, requests, errorSamples, partial };
-}
-
 interface FloodCounts {
   ok: number;
   /** 429: the client had too many searches in flight. */
@@ -220,7 +157,7 @@ async function flood(base: string): Promise<number> {
   const counts: FloodCounts = { ok: 0, limited: 0, shed: 0, refusedWithoutRetryAfter: 0, other: 0, okP50: Number.NaN };
   const okLatencies: number[] = [];
   let counter = 0;
-  await load({
+  await closedLoopLoad({
     base, connections: abuseConnections, seconds: abuseSeconds, clients: abuseClients,
     next: () => {
       counter += 1;
@@ -297,7 +234,7 @@ async function main(): Promise<number> {
     const detail = (): { path: string; kind: string } => ({ path: `/api/v1/guides/${hot[counter++ % hot.length]}`, kind: 'detail' });
     async function probe(seconds: number): Promise<number[]> {
       const latencies: number[] = [];
-      await load({ base: running.base, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
+      await closedLoopLoad({ base: running.base, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
         if (status === 200) latencies.push(ms);
         else probeFailures[status] = (probeFailures[status] ?? 0) + 1;
       } });
@@ -394,7 +331,7 @@ async function main(): Promise<number> {
         if (code !== 0) failures.push(`import under load failed: ${output}`);
       });
     }, (durationSeconds * 1000) / 2);
-    const soak = await load({
+    const soak = await closedLoopLoad({
       // A connection per client: many users, none over the per-client search limit.
       base: server.base, connections, clients: connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
       onResult: (kind, status, ms, at, retryAfter) => {
@@ -450,7 +387,7 @@ async function main(): Promise<number> {
     // the only failure a client may see: no answer may be cut off, and none may be a 5xx but a 503.
     let drained = 0;
     let drainedBad = 0;
-    const draining = load({ base: running.base, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
+    const draining = closedLoopLoad({ base: running.base, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
       drained += 1;
       if (!expected[kind]?.includes(status)) drainedBad += 1;
     } });
