@@ -4,9 +4,10 @@
  *   npm run soak -- [--duration 10m|30s] [--connections 50] [--corpus 1000] [--abuse-connections 200]
  *
  * 1. Abuse: guide-detail latency on the idle server, then again while a flood of distinct,
- *    uncacheable searches (common terms, hundreds in flight) hits it. Pass: searches beyond the
- *    budget are refused at once with 503 + Retry-After, and detail p99 stays within 3× idle (a
- *    miss is measured again, and fails only when all of ABUSE_ATTEMPTS attempts miss).
+ *    uncacheable searches (common terms, hundreds in flight, from many clients) hits it. Pass:
+ *    searches are answered 200, or refused with 429 (a client over its searches in flight) or 503
+ *    (the search queue full), always with Retry-After, and detail p99 stays within 3× idle (a miss
+ *    is measured again, and fails only when all of ABUSE_ATTEMPTS attempts miss).
  * 2. Soak: mixed traffic (details, 404s, list pages and cursors, searches, product, resources) at
  *    the benchmark's saturation concurrency for the whole duration, with a content import by another
  *    process halfway through. Pass: no unexpected status and no socket error, p99 of the last window
@@ -16,6 +17,10 @@
  * taskset exists (as the benchmark does). The flood runs in a process of its own at a lower CPU
  * priority (nice +10) than the one that measures guide reads: in one process, the reads' timings
  * would include the client's own event loop busy with the flood's answers, not only the server.
+ *
+ * Clients are told apart by address, as the server's per-client search limit counts them: the
+ * flood and the mixed load spread their connections over source addresses 127.0.0.2 and up (all
+ * of 127.0.0.0/8 is loopback on Linux); the guide-read probe is 127.0.0.1.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -24,8 +29,8 @@ import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import http from 'node:http';
 import { writeCorpus } from '../bench/corpus.js';
+import { closedLoopLoad } from './closed-loop-load.js';
 import { startCommand } from './start-command.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -44,6 +49,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     corpus: { type: 'string', default: '1000' },
     'abuse-connections': { type: 'string', default: '200' },
+    /** Distinct client addresses the flood's connections are spread over (4 connections each by default: the per-client limit). */
+    'abuse-clients': { type: 'string', default: '50' },
     'abuse-seconds': { type: 'string', default: '8' },
     'skip-abuse': { type: 'boolean', default: false },
     /** Internal: run only the search flood against this base URL and print its counts as JSON (the abuse step starts it). */
@@ -74,6 +81,7 @@ const durationSeconds = parseDuration(values.duration!);
 const connections = Number(values.connections);
 const corpusSize = Number(values.corpus);
 const abuseConnections = Number(values['abuse-connections']);
+const abuseClients = Number(values['abuse-clients']);
 const abuseSeconds = Number(values['abuse-seconds']);
 /** How many times the abuse step's latency check is measured before a miss fails (see abuse()). */
 const ABUSE_ATTEMPTS = 3;
@@ -127,65 +135,16 @@ async function startServer(databaseUrl: string, content: string, port: number): 
   throw new Error('the server did not become ready within 60 s');
 }
 
-/**
- * Closed-loop load: `connections` clients on keep-alive sockets, each sending its next request as
- * soon as the previous answer arrives, until `seconds` have passed. Every answer is reported with
- * what was asked, its status, its latency and whether it carried Retry-After. With
- * `honourRetryAfter`, a client told to retry a kind of request later sends other kinds meanwhile
- * (as a well-behaved client does); without it, it goes on regardless (a flood).
- */
-async function load(options: {
-  base: string; connections: number; seconds: number; next: () => { path: string; kind: string }; honourRetryAfter?: boolean;
-  onResult: (kind: string, status: number, latencyMs: number, at: number, retryAfter: boolean) => void;
-}): Promise<{ errors: number; requests: number; errorSamples: string[]; partial: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
-  const { hostname, port } = new URL(options.base);
-  const deadline = performance.now() + options.seconds * 1000;
-  let errors = 0;
-  let requests = 0;
-  let partial = 0;
-  const errorSamples: string[] = [];
-  const one = (requestPath: string): Promise<{ status: number; retryAfter: string | undefined }> => new Promise((resolve, reject) => {
-    const request = http.get({ agent, hostname, port, path: requestPath, headers: { 'accept-encoding': 'gzip, br' }, timeout: 10_000 }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }));
-      // An answer that started and did not finish: the server dropped a request it had accepted.
-      response.on('aborted', () => {
-        partial += 1;
-      });
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new Error('timeout after 10 s')));
-    request.on('error', reject);
-  });
-  await Promise.all(Array.from({ length: options.connections }, async () => {
-    const retryAt = new Map<string, number>();
-    while (performance.now() < deadline) {
-      let { path: requestPath, kind } = options.next();
-      for (let tries = 0; tries < 20 && (retryAt.get(kind) ?? 0) > performance.now(); tries += 1) ({ path: requestPath, kind } = options.next());
-      const started = performance.now();
-      try {
-        const { status, retryAfter } = await one(requestPath);
-        if (options.honourRetryAfter && retryAfter) retryAt.set(kind, performance.now() + 1000 * Number(retryAfter));
-        requests += 1;
-        options.onResult(kind, status, performance.now() - started, started, retryAfter !== undefined);
-      } catch (error) {
-        errors += 1;
-        if (errorSamples.length < 5) errorSamples.push(`${kind}: ${(error as Error).message}`);
-      }
-    }
-  }));
-  agent.destroy();
-  return { errors, requests, errorSamples, partial };
-}
-
 interface FloodCounts {
   ok: number;
+  /** 429: the client had too many searches in flight. */
+  limited: number;
+  /** 503: the search queue was full. */
   shed: number;
-  shedWithoutRetryAfter: number;
+  refusedWithoutRetryAfter: number;
   other: number;
-  /** Median time to a 503, in milliseconds. */
-  shedP50: number;
+  /** Median time to a search's answer (200), in milliseconds. */
+  okP50: number;
 }
 
 /** The flood of the abuse step, in its own process: distinct searches of common terms, as fast as they are answered. */
@@ -195,11 +154,11 @@ async function flood(base: string): Promise<number> {
   } catch {
     // Measured at the same priority, then.
   }
-  const counts: FloodCounts = { ok: 0, shed: 0, shedWithoutRetryAfter: 0, other: 0, shedP50: Number.NaN };
-  const shedLatencies: number[] = [];
+  const counts: FloodCounts = { ok: 0, limited: 0, shed: 0, refusedWithoutRetryAfter: 0, other: 0, okP50: Number.NaN };
+  const okLatencies: number[] = [];
   let counter = 0;
-  await load({
-    base, connections: abuseConnections, seconds: abuseSeconds,
+  await closedLoopLoad({
+    base, connections: abuseConnections, seconds: abuseSeconds, clients: abuseClients,
     next: () => {
       counter += 1;
       // Common terms, and a text never sent before (order and a prefix vary), so no cache answers.
@@ -208,15 +167,18 @@ async function flood(base: string): Promise<number> {
       return { path: `/api/v1/guides?limit=50&q=${encodeURIComponent(words.join(' '))}`, kind: 'search' };
     },
     onResult: (_k, status, ms, _at, retryAfter) => {
-      if (status === 503) {
-        counts.shed += 1;
-        shedLatencies.push(ms);
-        if (!retryAfter) counts.shedWithoutRetryAfter += 1;
-      } else if (status === 200) counts.ok += 1;
+      if (status === 200) {
+        counts.ok += 1;
+        okLatencies.push(ms);
+        return;
+      }
+      if (status === 429) counts.limited += 1;
+      else if (status === 503) counts.shed += 1;
       else counts.other += 1;
+      if ((status === 429 || status === 503) && !retryAfter) counts.refusedWithoutRetryAfter += 1;
     },
   });
-  counts.shedP50 = percentile(shedLatencies, 0.5);
+  counts.okP50 = percentile(okLatencies, 0.5);
   console.log(JSON.stringify(counts));
   return 0;
 }
@@ -272,7 +234,7 @@ async function main(): Promise<number> {
     const detail = (): { path: string; kind: string } => ({ path: `/api/v1/guides/${hot[counter++ % hot.length]}`, kind: 'detail' });
     async function probe(seconds: number): Promise<number[]> {
       const latencies: number[] = [];
-      await load({ base: running.base, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
+      await closedLoopLoad({ base: running.base, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
         if (status === 200) latencies.push(ms);
         else probeFailures[status] = (probeFailures[status] ?? 0) + 1;
       } });
@@ -307,7 +269,8 @@ async function main(): Promise<number> {
     async function abuseOnce(): Promise<string | undefined> {
       await probe(2);
       const idle = await probe(abuseSeconds);
-      const floodArgs = [...process.execArgv, import.meta.filename, '--flood', running.base, '--abuse-connections', String(abuseConnections), '--abuse-seconds', String(abuseSeconds + 2)];
+      const floodArgs = [...process.execArgv, import.meta.filename, '--flood', running.base, '--abuse-connections', String(abuseConnections),
+        '--abuse-clients', String(abuseClients), '--abuse-seconds', String(abuseSeconds + 2)];
       const floodChild = spawn(hasTaskset ? 'taskset' : process.execPath, hasTaskset ? ['-c', '1', process.execPath, ...floodArgs] : floodArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
       let floodOutput = '';
       floodChild.stdout!.on('data', (chunk: Buffer) => (floodOutput += chunk.toString()));
@@ -315,17 +278,17 @@ async function main(): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const underFlood = await probe(abuseSeconds);
       const floodExit = await flooded;
-      const { ok: floodOk, shed: floodShed, shedWithoutRetryAfter: floodShedWithoutRetryAfter, other: floodOther, shedP50: floodShedP50 } = floodExit === 0
+      const counts: FloodCounts = floodExit === 0
         ? JSON.parse(floodOutput) as FloodCounts
-        : { ok: 0, shed: 0, shedWithoutRetryAfter: 0, other: 0, shedP50: Number.NaN };
+        : { ok: 0, limited: 0, shed: 0, refusedWithoutRetryAfter: 0, other: 0, okP50: Number.NaN };
       if (floodExit !== 0) failures.push(`abuse: the flood process exited with ${floodExit}`);
       const idleP99 = percentile(idle, 0.99);
       const floodP99 = percentile(underFlood, 0.99);
-      console.log(`== abuse: detail p99 idle ${idleP99.toFixed(2)} ms, under a flood of ${abuseConnections} searches in flight ${floodP99.toFixed(2)} ms (${(floodP99 / idleP99).toFixed(2)}×); `
-        + `searches: ${floodOk} answered, ${floodShed} shed with 503 (p50 ${floodShedP50.toFixed(2)} ms), ${floodOther} other`);
-      if (floodShed === 0) failures.push('abuse: no search was shed');
-      if (floodShedWithoutRetryAfter > 0) failures.push(`abuse: ${floodShedWithoutRetryAfter} shed searches without Retry-After`);
-      if (floodOther > 0) failures.push(`abuse: ${floodOther} searches answered neither 200 nor 503`);
+      console.log(`== abuse: detail p99 idle ${idleP99.toFixed(2)} ms, under a flood of ${abuseConnections} searches in flight from ${abuseClients} clients ${floodP99.toFixed(2)} ms `
+        + `(${(floodP99 / idleP99).toFixed(2)}×); searches: ${counts.ok} answered (p50 ${counts.okP50.toFixed(1)} ms), ${counts.limited} refused with 429, ${counts.shed} with 503, ${counts.other} other`);
+      if (counts.ok === 0) failures.push('abuse: no search of the flood was answered');
+      if (counts.refusedWithoutRetryAfter > 0) failures.push(`abuse: ${counts.refusedWithoutRetryAfter} searches refused without Retry-After`);
+      if (counts.other > 0) failures.push(`abuse: ${counts.other} searches answered neither 200, 429 nor 503`);
       return floodP99 <= 3 * Math.max(idleP99, 1) ? undefined : `abuse: detail p99 ${floodP99.toFixed(2)} ms is over 3× idle (${idleP99.toFixed(2)} ms, floor 1 ms)`;
     }
 
@@ -368,8 +331,9 @@ async function main(): Promise<number> {
         if (code !== 0) failures.push(`import under load failed: ${output}`);
       });
     }, (durationSeconds * 1000) / 2);
-    const soak = await load({
-      base: server.base, connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
+    const soak = await closedLoopLoad({
+      // A connection per client: many users, none over the per-client search limit.
+      base: server.base, connections, clients: connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
       onResult: (kind, status, ms, at, retryAfter) => {
         statuses[status] = (statuses[status] ?? 0) + 1;
         const index = Math.floor((at - soakStart) / 1000 / windowSeconds);
@@ -423,7 +387,7 @@ async function main(): Promise<number> {
     // the only failure a client may see: no answer may be cut off, and none may be a 5xx but a 503.
     let drained = 0;
     let drainedBad = 0;
-    const draining = load({ base: running.base, connections: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
+    const draining = closedLoopLoad({ base: running.base, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
       drained += 1;
       if (!expected[kind]?.includes(status)) drainedBad += 1;
     } });

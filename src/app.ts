@@ -183,12 +183,13 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const loadShedding = registerLoadShedding(app, config);
   const searchBudget = registerSearchBudget(app, config);
   registerCompression(app);
-  const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget, connections });
-  // Outermost: a cache hit is answered before the search budget and Fastify look at the request.
+  const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget: searchBudget.stats, connections });
+  // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
   registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));
 
-  const context: RouteContext = { config, store, cache, cursorCodec };
+  // The routes search through the search budget's queue.
+  const context: RouteContext = { config, store: searchBudget.queueSearches(store), cache, cursorCodec };
   // Registered after swagger so that its onRoute hook sees every route.
   app.register(async (instance) => {
     const routes = instance as App;

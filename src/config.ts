@@ -43,10 +43,12 @@ export interface Config {
   maxHeaderBytes: number;
   /** Mean event-loop delay above which requests are shed with 503; 0 turns shedding off. */
   maxEventLoopDelayMs: number;
-  /** Searches allowed in flight at once; more are refused with 503 at once. 0 turns the budget off. */
+  /** Searches run at once; more wait in the queue. 0 turns the search budget off (no queue, no per-client limit). */
   searchConcurrency: number;
-  /** Event-loop lag above which new searches are refused with 503 (other requests are served); 0: no lag check. */
-  searchMaxLagMs: number;
+  /** Searches that may wait for one of those; one more is refused with 503. */
+  searchQueueLength: number;
+  /** Searches in flight (running or waiting) from one client; one more is refused with 429. 0: no per-client limit. */
+  searchConcurrencyPerClient: number;
   /** SQLite: worker threads that run searches off the event loop; 0 runs them on it. */
   searchWorkers: number;
   /** SQLite: how the search workers share the CPU with the event loop (SEARCH_PRIORITY: idle, low or normal). */
@@ -151,7 +153,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxHeaderBytes: integer('MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxEventLoopDelayMs: integer('MAX_EVENT_LOOP_DELAY_MS', 1000, 0, 60_000),
     searchConcurrency: integer('SEARCH_CONCURRENCY', 4, 0, 10_000),
-    searchMaxLagMs: integer('SEARCH_MAX_LAG_MS', 25, 0, 60_000),
+    searchQueueLength: integer('SEARCH_QUEUE_LENGTH', 256, 0, 100_000),
+    searchConcurrencyPerClient: integer('SEARCH_CONCURRENCY_PER_CLIENT', 4, 0, 10_000),
     searchWorkers: integer('SEARCH_WORKERS', 1, 0, 64),
     searchPriority,
   };

@@ -45,9 +45,7 @@ interface Served {
 async function serve(db: string, asNobody = false): Promise<Served> {
   // A port the system reports free (a random one can collide with another connection's local port).
   const port = await freePort();
-  const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY,
-    // Searches here probe the database; on a busy machine the search budget could refuse one (503).
-    SEARCH_MAX_LAG_MS: '0' };
+  const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY };
   // As nobody through setuid in spawn itself (what `runuser -u nobody` does), so that the child is
   // the server and killing it needs no signal forwarding.
   const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore', ...(asNobody ? { uid: NOBODY!.uid, gid: NOBODY!.gid } : {}) });

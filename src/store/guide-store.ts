@@ -124,7 +124,7 @@ export interface GuideStore {
   importStream?(content: ContentStream): Promise<ImportSummary>;
   /** The cursor signing key generated once and kept in the database (used when CURSOR_SECRET is unset). */
   cursorKey(): Promise<Buffer>;
-  /** Resolves when the database answers a trivial query. */
+  /** Resolves when the database answers a trivial query and searches can run (SQLite: its search workers are up). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -48,8 +48,8 @@ export function makeTempDir(prefix = 'guides-test-'): string {
 
 /**
  * Makes app.inject(options) go the way requests from the network go: into the HTTP server's
- * request listener, so through what stands in front of Fastify (early answers of cache hits,
- * early search refusals) as well as Fastify. Fastify's own inject enters Fastify directly.
+ * request listener, so through what stands in front of Fastify (early answers of cache hits)
+ * as well as Fastify. Fastify's own inject enters Fastify directly.
  */
 export function injectThroughServer(app: App): void {
   const fastifyInject = app.inject.bind(app) as (options?: unknown, callback?: unknown) => unknown;
@@ -69,9 +69,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     LOG_LEVEL: 'silent',
     CONTENT_POLL_MS: '50',
     // Many apps share one test process, and building one blocks the loop long enough to make the
-    // others shed load; the load-shedding and search-budget tests turn them on explicitly.
+    // others shed load; the load-shedding tests turn it on explicitly.
     MAX_EVENT_LOOP_DELAY_MS: '0',
-    SEARCH_MAX_LAG_MS: '0',
     ...options.env,
   });
   const store = options.store ?? createSqliteGuideStore(path.join(dir, 'guides.db'));

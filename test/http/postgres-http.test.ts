@@ -27,7 +27,7 @@ const judged = readdirSync(FIXTURES)
 interface ListBody { items: { slug: string; snippet?: string }[]; nextCursor?: string }
 
 // No search shedding on event-loop lag: two apps share this process on a busy test machine.
-const env = { CURSOR_SECRET: 'a shared secret for both backends in this test file', SEARCH_MAX_LAG_MS: '0' };
+const env = { CURSOR_SECRET: 'a shared secret for both backends in this test file' };
 
 describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
   let database: TestDatabase;

@@ -4,7 +4,7 @@
  * Where engines score differently, the tests assert what the contract promises (membership,
  * order rules, title-first ranking), never engine numbers.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SearchPosition } from '../../src/guides/cursor.js';
 import type { ContentSet, GuideRecord, GuideSummaryData } from '../../src/guides/guide.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
@@ -157,7 +157,8 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         const others = await Promise.all([openAnother(), openAnother(), openAnother()]);
         await Promise.all([store.migrate(), ...others.map((s) => s.migrate())]);
         expect(await others[0]!.contentVersion()).toBe(0);
-        await store.ping();
+        // Ready once searches can run too: a store with search workers says so once they are up.
+        await vi.waitFor(() => store.ping(), { timeout: 20_000, interval: 20 });
       });
     });
 

@@ -3,7 +3,8 @@
  * (which runs whole against a store with workers): many searches in flight at once each get their
  * own page, searches that wait together are answered in one message, a page rendered on a worker
  * is the body the event loop would make of it (also when joined from the index's stored cards), an
- * import is seen by the workers, so is an index rebuilt by another store at open, workers run at
+ * import is seen by the workers, the pool is ready only once every worker is up (a search sent
+ * before that waits for it), so is an index rebuilt by another store at open, workers run at
  * the priority asked for (also after a served file is replaced and reopened), closing lets queued
  * searches finish, a worker that dies fails only the searches it held and is replaced at the next
  * one, a database the workers cannot open answers "unavailable", and a script whose only work is a
@@ -211,6 +212,25 @@ describe('SQLite searches on worker threads', () => {
 
     expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
     expect(started.length).toBe(before + 2);
+  });
+
+  it('is ready once every worker is up, answers a search sent before that, and is not ready again while a dead worker is replaced', async () => {
+    const file = path.join(tempDir(), 'guides.db');
+    const writer = open(file, 0);
+    await writer.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+    const pool = createSearchPool(file, 2);
+    closers.push(() => pool.close());
+    // Asking starts the workers; neither is up at once.
+    expect(pool.isReady()).toBe(false);
+    const query = parseSearchQuery('cooler');
+    expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
+    await vi.waitFor(() => expect(pool.isReady()).toBe(true), { timeout: 20_000, interval: 10 });
+
+    const dead = started.at(-1)!;
+    await dead.terminate();
+    expect(pool.isReady()).toBe(false);
+    await vi.waitFor(() => expect(pool.isReady()).toBe(true), { timeout: 20_000, interval: 10 });
+    expect((await pool.search({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['first']);
   });
 
   it('searches the new content once another connection has imported it', async () => {

@@ -170,10 +170,23 @@ export function createAppRegistry(sources: MetricsSources) {
     },
   });
   new Counter({
-    name: 'guides_search_shed_total', help: 'Searches refused with 503 because the search budget was spent (SEARCH_CONCURRENCY, SEARCH_MAX_LAG_MS).', registers,
+    name: 'guides_search_shed_total', help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).', registers,
     collect() {
       this.reset();
       this.inc(searchBudget.shed);
+    },
+  });
+  new Counter({
+    name: 'guides_search_client_limited_total', help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.', registers,
+    collect() {
+      this.reset();
+      this.inc(searchBudget.clientLimited);
+    },
+  });
+  new Gauge({
+    name: 'guides_search_queued', help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.', registers,
+    collect() {
+      this.set(searchBudget.queued);
     },
   });
   new Counter({

@@ -27,14 +27,14 @@ export const HEADERS = {
   },
   'RateLimit': {
     type: 'string',
-    description: 'What is left of this client\'s request budget in the current window (IETF draft-ietf-httpapi-ratelimit-headers, Structured Fields): `r` requests remain, the window resets in `t` seconds.',
-    pattern: '^"[a-z0-9-]+";r=[0-9]+;t=[0-9]+$',
+    description: 'What is left of this client\'s request budget in the current window (IETF draft-ietf-httpapi-ratelimit-headers, Structured Fields): `r` requests remain, the window resets in `t` seconds. A search refused because this client has too many searches in flight adds a `"searches-in-flight";r=0;t=1` item.',
+    pattern: '^"[a-z0-9-]+";r=[0-9]+;t=[0-9]+(, "[a-z0-9-]+";r=[0-9]+;t=[0-9]+)*$',
     examples: ['"per-ip";r=599;t=54'],
   },
   'RateLimit-Policy': {
     type: 'string',
-    description: 'The request budget per client IP: `q` requests per `w` seconds (RATE_LIMIT_PER_MINUTE, default 600 a minute).',
-    pattern: '^"[a-z0-9-]+";q=[0-9]+;w=[0-9]+$',
+    description: 'The request budget per client IP: `q` requests per `w` seconds (RATE_LIMIT_PER_MINUTE, default 600 a minute). A search refused because this client has too many searches in flight adds the `"searches-in-flight";q=4;qu="concurrent-requests"` item: at most `q` searches at once (SEARCH_CONCURRENCY_PER_CLIENT).',
+    pattern: '^"[a-z0-9-]+";q=[0-9]+(;w=[0-9]+|;qu="concurrent-requests")(, "[a-z0-9-]+";q=[0-9]+(;w=[0-9]+|;qu="concurrent-requests"))*$',
     examples: ['"per-ip";q=600;w=60'],
   },
   'ETag': {
@@ -189,8 +189,11 @@ export function operationResponses(base: string, options: OperationResponseOptio
       { uriTooLong: problemExample(base, 'uri-too-long', 'An over-long URL', PROBLEM_TYPES['uri-too-long'].about) },
     ),
     429: problemResponse(
-      'This client (by IP address) has spent its request budget for the current window (`rate-limited`). Wait Retry-After seconds.',
-      { rateLimited: problemExample(base, 'rate-limited', 'The per-client budget is spent', 'This client sent more than 600 requests this minute. Retry after the number of seconds in Retry-After.') },
+      'This client (by IP address, IPv6 by /64) has spent its request budget for the current window, or, on a search, already has SEARCH_CONCURRENCY_PER_CLIENT searches in flight (default 4; its RateLimit headers then carry a `searches-in-flight` item) (`rate-limited`). Wait Retry-After seconds, or for the answers to the searches already sent.',
+      {
+        rateLimited: problemExample(base, 'rate-limited', 'The per-client budget is spent', 'This client sent more than 600 requests this minute. Retry after the number of seconds in Retry-After.'),
+        searchesInFlight: problemExample(base, 'rate-limited', 'Too many searches in flight from this client', 'This client has 4 searches in flight, the most allowed at once. Wait for their answers, or retry after the number of seconds in Retry-After.'),
+      },
       ['Retry-After'],
     ),
     431: problemResponse(
@@ -206,6 +209,7 @@ export function operationResponses(base: string, options: OperationResponseOptio
       {
         databaseUnreachable: problemExample(base, 'service-unavailable', 'The database is unreachable', 'The service cannot reach its database right now. Retry shortly.'),
         overloaded: problemExample(base, 'service-unavailable', 'The server sheds load (event loop saturated)', 'The server is overloaded right now. Retry after the number of seconds in Retry-After.'),
+        searchQueueFull: problemExample(base, 'service-unavailable', 'The search queue is full (searches only)', 'Too many searches are waiting right now. Retry after the number of seconds in Retry-After; reading guides is not affected.'),
       },
       ['Retry-After'],
     ),

@@ -312,9 +312,13 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
       return Buffer.from(readMeta('cursor_key')!, 'base64url');
     }),
-    ping: () => guard(() => {
-      statements.ping.get();
-    }),
+    ping: () => {
+      // Ready means searches are answered too: not before the search workers are up.
+      if (pool && !pool.isReady()) return Promise.reject(new StoreUnavailableError('the search workers are starting'));
+      return guard(() => {
+        statements.ping.get();
+      });
+    },
     close: async () => {
       await pool?.close();
       if (!db.open) return;

@@ -4,9 +4,11 @@
  * synchronously, so on the event loop every search would hold up every other request. Here each
  * worker has its own read-only connection and index (sqlite-search-worker.ts); a search goes to
  * the worker with the fewest searches waiting, and the event loop only sends the query and
- * receives the page. How many may wait is the search budget's business (SEARCH_CONCURRENCY).
+ * receives the page. How many run and wait is the search budget's business (search-budget.ts).
  *
- * A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
+ * A worker is ready once it has opened the database and takes searches; a search sent before
+ * that waits for it (messages wait in the worker's port), up to START_WAIT_MS, and /readyz stays
+ * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
  * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
@@ -58,6 +60,9 @@ export interface RenderedPageMessage extends Omit<RenderedSearchPage, 'body' | '
   encoded?: { coding: 'br' | 'gzip'; body: Uint8Array };
 }
 
+/** What a worker posts: the replies of a batch of searches, or once, at start, that it is ready. */
+export type WorkerMessage = WorkerReply[] | 'ready';
+
 export interface WorkerReply {
   id: number;
   page?: Page<SearchPosition>;
@@ -77,6 +82,8 @@ export interface SearchPool {
   render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;
   /** Starts any worker not running, and asks every worker to load the current index now (at start, after an import), not at its next search. */
   warm(): void;
+  /** Whether every worker is up (started, its database open, taking searches); starts any worker not running. */
+  isReady(): boolean;
   close(): Promise<void>;
 }
 
@@ -89,10 +96,13 @@ interface Slot {
   worker: Worker;
   pending: Map<number, Pending>;
   exited: Promise<void>;
+  isReady: boolean;
 }
 
 /** How long close() waits for a worker to exit by itself before terminating it. */
 const CLOSE_GRACE_MS = 2000;
+/** How long a search waits for a worker that has not started yet (on a busy machine that takes seconds). */
+const START_WAIT_MS = 10_000;
 
 export function createSearchPool(file: string, size: number, priority: SearchPriority = 'idle'): SearchPool {
   const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
@@ -115,9 +125,14 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
         failAll('the search worker stopped');
         resolve();
       })),
+      isReady: false,
     };
     // A message holds the replies of every search the worker answered in a row (its batch).
-    worker.on('message', (replies: WorkerReply[]) => {
+    worker.on('message', (replies: WorkerMessage) => {
+      if (replies === 'ready') {
+        slot.isReady = true;
+        return;
+      }
       for (const reply of replies) {
         const waiting = pending.get(reply.id);
         if (!waiting) continue;
@@ -148,6 +163,11 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
       if (slot.pending.size === 0) slot.worker.ref();
       slot.pending.set(id, { resolve, reject });
       slot.worker.postMessage({ type: 'search', id, options, ...(rendering ? { rendering } : {}) } satisfies WorkerRequest);
+      if (slot.isReady) return;
+      setTimeout(() => {
+        if (!slot.pending.delete(id)) return;
+        reject(new StoreUnavailableError('the search worker did not start in time'));
+      }, START_WAIT_MS).unref();
     });
   }
 
@@ -160,6 +180,11 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
     warm() {
       if (isClosed) return;
       for (let i = 0; i < size; i += 1) (slots[i] ?? spawn(i)).worker.postMessage({ type: 'warm' } satisfies WorkerRequest);
+    },
+    isReady() {
+      if (isClosed) return false;
+      for (let i = 0; i < size; i += 1) slots[i] ??= spawn(i);
+      return slots.every((slot) => slot?.isReady);
     },
     async close() {
       if (isClosed) return;

@@ -13,7 +13,7 @@ import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite
 import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
-import type { SearchWorkerData, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
+import type { SearchWorkerData, WorkerMessage, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
 import { renderSearchCardPage } from '../../http/guide-list-body.js';
 import { loadRepresentationHash, ownBytes } from '../../http/representation.js';
 
@@ -143,4 +143,9 @@ function receive(message: WorkerRequest): void {
 // Pages are hashed for their ETags: messages wait in the port until the hash is loaded. Should it
 // fail to load, the rejection ends this thread with an error, which the pool reports for the
 // searches it sent.
-void loadRepresentationHash().then(() => port.on('message', receive));
+void loadRepresentationHash().then(() => {
+  port.on('message', receive);
+  // Ready: the database is open and searches are taken. The index loads at the first warm or
+  // search (a server warms at once), which searches sent meanwhile wait for.
+  port.postMessage('ready' satisfies WorkerMessage);
+});
