@@ -242,6 +242,21 @@ describe('SQLite search', () => {
     expect(await snippet('walrus tusk ivory')).toMatch(/\*\*ivory\*\* \*\*tusk\*\* \*\*walrus\*\* here/);
   });
 
+  it('ranks the guide whose title holds every query word first, however long its body (BM25F: each column against its own length)', async () => {
+    const filler = (count: number): string => Array.from({ length: count }, (_, i) => `word${i % 97}`).join(' ');
+    for (const bodyWords of [40, 2_000, 20_000]) {
+      const { store } = openStore();
+      await store.importContent(makeContent([
+        makeGuide({ slug: 'both', title: 'Walrus tusk care', summary: 'Notes.', markdown: `# Care\n\nA walrus keeps its tusk clean. ${filler(bodyWords)}\n` }),
+        makeGuide({ slug: 'walrus', title: 'Walrus feeding', summary: 'Notes.', markdown: `# Feeding\n\n${filler(100)} Mind the tusk.\n` }),
+        makeGuide({ slug: 'tusk', title: 'Tusk carving', summary: 'Notes.', markdown: `# Carving\n\n${filler(100)} Never from a live walrus.\n` }),
+        ...['a', 'b', 'c', 'd'].map((slug) => makeGuide({ slug, title: `Other ${slug}`, summary: 'Notes.', markdown: `# Other\n\n${filler(300)}\n` })),
+      ]));
+      const { items } = await store.searchPublishedGuides({ query: parseSearchQuery('walrus tusk'), limit: 3 });
+      expect(items.map((item) => item.slug), `body of ${bodyWords} words`).toEqual(['both', expect.any(String), expect.any(String)]);
+    }
+  });
+
   it('takes a snippet from the summary, then the title, then the tags when the body has no hit', async () => {
     const { store } = openStore();
     const markdown = '# Rice\n\nCook it slowly and stir often.\n';

@@ -3,8 +3,9 @@
  *
  * - Documents are numbered ("docno") in list order (publishedAt desc, slug asc), so the search
  *   tie-break (publishedAt desc, slug) is simply "lower docno first".
- * - Every token has a posting list: docno-ordered (delta, weighted term frequency) varint pairs,
- *   where the weighted frequency counts a title occurrence 10, summary 4, tags 3, body 1.
+ * - Every token has a posting list: docno-ordered (delta, frequency) varint pairs, where the
+ *   frequency is BM25F's: each column's count normalized by that column's length against its
+ *   average, weighted (title 10, summary 4, tags 3, body 1), summed, in FREQUENCY_SCALE units.
  * - Prefixes that expand to many tokens, or to many postings, get a merged posting list of their
  *   own, so a one-letter prefix costs one list instead of thousands.
  * - Each document keeps its token ids per column (for phrases and snippets) and the code point
@@ -18,12 +19,14 @@ import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, token
 
 /** Column weights in the relevance score: title, summary, tags, body. */
 export const SQLITE_COLUMN_WEIGHTS = [10, 4, 3, 1] as const;
-/** BM25 parameters (the usual ones, as SQLite FTS5's bm25() uses). */
+/** BM25 parameters (the usual ones, as SQLite FTS5's bm25() uses); b applies to each column's own length. */
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
+/** Stored frequencies are BM25F's pseudo-frequency times this, rounded (at least 1). */
+export const FREQUENCY_SCALE = 16;
 
 /** Bump when the stored layout changes: readers rebuild an index of another format. */
-export const SEARCH_FORMAT_VERSION = 5;
+export const SEARCH_FORMAT_VERSION = 6;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
 /** A prefix gets its own merged list when it expands to more tokens or postings than this. */
@@ -48,12 +51,7 @@ export class VarintWriter {
       grown.set(this.bytes.subarray(0, this.length));
       this.bytes = grown;
     }
-    let v = value;
-    while (v >= 0x80) {
-      this.bytes[this.length++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.bytes[this.length++] = v;
+    this.length = writeVarint(this.bytes, this.length, value);
   }
 
   /** A copy trimmed to the written bytes, as a Buffer for SQLite. */
@@ -188,8 +186,8 @@ export interface DocTerms {
   header: Uint8Array;
   /** The guide's distinct tokens (ids in the analyzer's vocabulary), in order of first appearance. */
   terms: Uint32Array;
-  /** Each distinct token's weighted frequency (title 10, summary 4, tags 3, body 1 per occurrence). */
-  weights: Uint32Array;
+  /** Each distinct token's occurrences in the body (the short columns' are counted from `sequence`). */
+  bodyCounts: Uint32Array;
   /** Every token of title, summary, tags and body in order, as an index into `terms`. */
   sequence: Uint16Array | Uint32Array;
 }
@@ -228,7 +226,7 @@ export class SearchAnalyzer {
   /** Per vocabulary id: its index in the current guide's distinct terms, or -1. */
   private localIndex = new Int32Array(1024).fill(-1);
   private terms = new Uint32Array(256);
-  private weights = new Uint32Array(256);
+  private bodyCounts = new Uint32Array(256);
   private sequence = new Uint32Array(4096);
   private readonly checkpoints = new VarintWriter(64);
 
@@ -262,9 +260,8 @@ export class SearchAnalyzer {
     let checkpointCount = 0;
     let distinct = 0;
     let count = 0;
-    let { terms, weights, sequence } = this;
+    let { terms, bodyCounts, sequence } = this;
     for (let column = 0; column < COLUMNS; column += 1) {
-      const weight = SQLITE_COLUMN_WEIGHTS[column] as number;
       const text = texts[column] as string;
       const isBody = column === COLUMNS - 1;
       const codePointOf = codePointCounter(text);
@@ -318,12 +315,12 @@ export class SearchAnalyzer {
             localIndex[id] = local;
             if (local >= terms.length) {
               terms = grownUint32(terms, local + 1);
-              weights = grownUint32(weights, local + 1);
+              bodyCounts = grownUint32(bodyCounts, local + 1);
             }
             terms[local] = id;
-            weights[local] = 0;
+            bodyCounts[local] = 0;
           }
-          weights[local] = (weights[local] as number) + weight;
+          if (isBody) bodyCounts[local] = (bodyCounts[local] as number) + 1;
           sequence[count] = local;
           count += 1;
         }
@@ -331,7 +328,7 @@ export class SearchAnalyzer {
       columnLengths[column] = count - columnStart;
     }
     this.terms = terms;
-    this.weights = weights;
+    this.bodyCounts = bodyCounts;
     this.sequence = sequence;
     for (let i = 0; i < distinct; i += 1) this.localIndex[terms[i] as number] = -1;
 
@@ -347,13 +344,13 @@ export class SearchAnalyzer {
     const buffer = new ArrayBuffer(termBytes * 2 + sequenceBytes + header.length);
     const termsView = new Uint32Array(buffer, 0, distinct);
     termsView.set(terms.subarray(0, distinct));
-    const weightsView = new Uint32Array(buffer, termBytes, distinct);
-    weightsView.set(weights.subarray(0, distinct));
+    const bodyCountsView = new Uint32Array(buffer, termBytes, distinct);
+    bodyCountsView.set(bodyCounts.subarray(0, distinct));
     const sequenceView = wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count);
     sequenceView.set(sequence.subarray(0, count));
     const headerView = new Uint8Array(buffer, termBytes * 2 + sequenceBytes, header.length);
     headerView.set(header.bytes.subarray(0, header.length));
-    return { header: headerView, terms: termsView, weights: weightsView, sequence: sequenceView };
+    return { header: headerView, terms: termsView, bodyCounts: bodyCountsView, sequence: sequenceView };
   }
 
   /** A published guide's search document, without the vocabulary (to send to another thread). */
@@ -380,14 +377,16 @@ function grownUint32(array: Uint32Array, atLeast: number): Uint32Array<ArrayBuff
 
 /** Bytes per chunk of PostingLists: one cache line. */
 const CHUNK = 64;
-/** The most bytes one append writes: two varints of up to 5 bytes. */
-const MAX_APPEND = 10;
+/** The most bytes one append writes: five varints of up to 5 bytes. */
+const MAX_APPEND = 25;
 
 /**
  * Every token's posting list while the index is built, appended to in docno order. Lists live in
  * chunks of CHUNK bytes of one growing arena, linked per list, so an append touches the chunk
  * its list ends in and a few small arrays (a growable buffer per list costs several cache misses
  * per append, and an import appends tens of millions of times). `bytesOf` joins a list's chunks.
+ * Frequencies are kept per column here; SearchIndexBuilder.finish makes them BM25F's, once every
+ * column's average length is known.
  */
 class PostingLists {
   private arena = new Uint8Array(CHUNK * 16_384);
@@ -432,8 +431,11 @@ class PostingLists {
     return chunk;
   }
 
-  /** Appends two varints to list `id`: a posting's docno delta and weighted frequency. */
-  append(id: number, delta: number, frequency: number): void {
+  /**
+   * Appends a posting to list `id`: its docno delta, its body count × 8 plus a bit for each short
+   * column it occurs in (title 1, summary 2, tags 4), then those columns' counts.
+   */
+  append(id: number, delta: number, title: number, summary: number, tags: number, body: number): void {
     let chunk = this.last[id] as number;
     let fill = this.fill[id] as number;
     if (fill + MAX_APPEND > CHUNK) {
@@ -446,19 +448,11 @@ class PostingLists {
     }
     const arena = this.arena;
     const start = chunk * CHUNK + fill;
-    let pos = start;
-    let v = delta;
-    while (v >= 0x80) {
-      arena[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    arena[pos++] = v;
-    v = frequency;
-    while (v >= 0x80) {
-      arena[pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    arena[pos++] = v;
+    let pos = writeVarint(arena, start, delta);
+    pos = writeVarint(arena, pos, body * 8 + (title > 0 ? 1 : 0) + (summary > 0 ? 2 : 0) + (tags > 0 ? 4 : 0));
+    if (title > 0) pos = writeVarint(arena, pos, title);
+    if (summary > 0) pos = writeVarint(arena, pos, summary);
+    if (tags > 0) pos = writeVarint(arena, pos, tags);
     this.fill[id] = fill + pos - start;
     this.size[id] = (this.size[id] as number) + pos - start;
   }
@@ -475,6 +469,56 @@ class PostingLists {
       if (chunk === last) return out;
     }
   }
+}
+
+/** Writes `value` as a varint at `at`; returns the position after it. */
+function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+  let pos = at;
+  let v = value;
+  while (v >= 0x80) {
+    bytes[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  bytes[pos++] = v;
+  return pos;
+}
+
+/** Per docno and column: the column's weight / (1 − b + b · its length / the column's average length). */
+function columnFactors(columnLengths: readonly number[], docCount: number): Float64Array {
+  const totals = new Float64Array(COLUMNS);
+  for (let i = 0; i < columnLengths.length; i += 1) totals[i % COLUMNS] = (totals[i % COLUMNS] as number) + (columnLengths[i] as number);
+  const factors = new Float64Array(docCount * COLUMNS);
+  for (let i = 0; i < factors.length; i += 1) {
+    const column = i % COLUMNS;
+    const average = (totals[column] as number) / docCount;
+    // A column empty in every guide has no occurrences to weigh.
+    factors[i] = average > 0 ? (SQLITE_COLUMN_WEIGHTS[column] as number) / (1 - BM25_B + BM25_B * (columnLengths[i] as number) / average) : 0;
+  }
+  return factors;
+}
+
+/**
+ * A list as PostingLists wrote it (counts per column) with BM25F frequencies instead: the sum of
+ * each column's count times its factor, in FREQUENCY_SCALE units, so a reader saturates it once.
+ */
+function bm25fList(raw: Uint8Array, factors: Float64Array): Buffer {
+  const reader = new VarintReader(raw);
+  const out = new VarintWriter(raw.length + 8);
+  let doc = -1;
+  while (!reader.done) {
+    const delta = reader.next();
+    doc += delta + 1;
+    const packed = reader.next();
+    const columns = packed % 8;
+    const at = doc * COLUMNS;
+    let frequency = ((packed - columns) / 8) * (factors[at + 3] as number);
+    if ((columns & 1) !== 0) frequency += reader.next() * (factors[at] as number);
+    if ((columns & 2) !== 0) frequency += reader.next() * (factors[at + 1] as number);
+    if ((columns & 4) !== 0) frequency += reader.next() * (factors[at + 2] as number);
+    out.push(delta);
+    out.push(Math.max(1, Math.round(frequency * FREQUENCY_SCALE)));
+  }
+  return out.toBuffer();
 }
 
 function grownInt32(array: Int32Array): Int32Array<ArrayBuffer> {
@@ -509,10 +553,13 @@ export class SearchIndexBuilder {
   /** Per analyzer vocabulary: its ids → the index's ids (-1 until met). */
   private readonly translations = new Map<readonly string[], Int32Array>();
   private ids = new Int32Array(1024);
+  /** The current guide's title, summary and tags counts, 3 per distinct token. */
+  private shortCounts = new Int32Array(3072);
   private bytes = new Uint8Array(16_384);
   private readonly guideIds: number[] = [];
   private readonly publishedMs: number[] = [];
-  private readonly lengths: number[] = [];
+  /** Per docno: its 4 column lengths in tokens. */
+  private readonly columnLengths: number[] = [];
   private totalTokens = 0;
   private docno = 0;
 
@@ -556,11 +603,25 @@ export class SearchIndexBuilder {
 
   /** Adds the next guide in list order. */
   add(doc: IndexedDoc): void {
-    const { header, terms, weights, sequence } = doc.terms;
+    const { header, terms, bodyCounts, sequence } = doc.terms;
     const translation = this.translation(doc.vocabulary);
     if (this.ids.length < terms.length) this.ids = new Int32Array(Math.max(terms.length, this.ids.length * 2));
     const ids = this.ids;
     const docno = this.docno;
+    // The short columns come first in the sequence: count their tokens per distinct term.
+    if (this.shortCounts.length < terms.length * 3) this.shortCounts = new Int32Array(Math.max(terms.length * 3, this.shortCounts.length * 2));
+    const shortCounts = this.shortCounts.fill(0, 0, terms.length * 3);
+    const headerReader = new VarintReader(header);
+    let token = 0;
+    for (let column = 0; column < COLUMNS; column += 1) {
+      const length = headerReader.next();
+      this.columnLengths.push(length);
+      if (column === COLUMNS - 1) break;
+      for (const end = token + length; token < end; token += 1) {
+        const at = (sequence[token] as number) * 3 + column;
+        shortCounts[at] = (shortCounts[at] as number) + 1;
+      }
+    }
     for (let i = 0; i < terms.length; i += 1) {
       const term = terms[i] as number;
       let id = translation[term] as number;
@@ -569,7 +630,8 @@ export class SearchIndexBuilder {
         translation[term] = id;
       }
       ids[i] = id;
-      this.postings.append(id, docno - (this.lastDocno[id] as number) - 1, weights[i] as number);
+      this.postings.append(id, docno - (this.lastDocno[id] as number) - 1,
+        shortCounts[i * 3] as number, shortCounts[i * 3 + 1] as number, shortCounts[i * 3 + 2] as number, bodyCounts[i] as number);
       this.lastDocno[id] = docno;
       this.docFrequency[id] = (this.docFrequency[id] as number) + 1;
     }
@@ -580,19 +642,11 @@ export class SearchIndexBuilder {
     const bytes = this.bytes;
     bytes.set(header);
     let pos = header.length;
-    for (let i = 0; i < sequence.length; i += 1) {
-      let v = ids[sequence[i] as number] as number;
-      while (v >= 0x80) {
-        bytes[pos++] = (v & 0x7f) | 0x80;
-        v >>>= 7;
-      }
-      bytes[pos++] = v;
-    }
+    for (let i = 0; i < sequence.length; i += 1) pos = writeVarint(bytes, pos, ids[sequence[i] as number] as number);
     // SQLite copies bound blobs, so a view of the scratch buffer will do.
     this.insertDoc.run(docno, Buffer.from(bytes.buffer, bytes.byteOffset, pos), doc.card, doc.head);
     this.guideIds.push(doc.guideId);
     this.publishedMs.push(doc.publishedMs);
-    this.lengths.push(sequence.length);
     this.totalTokens += sequence.length;
     this.docno += 1;
   }
@@ -601,14 +655,15 @@ export class SearchIndexBuilder {
   finish(): SearchStats {
     const { terms, postings, docFrequency, insertPostings, insertMeta } = this;
     const docCount = this.docno;
-    const lists = terms.map((_, id) => postings.bytesOf(id));
+    const factors = columnFactors(this.columnLengths, docCount);
+    const lists = terms.map((_, id) => bm25fList(postings.bytesOf(id), factors));
     for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], lists[id]);
     const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) => insertPostings.run(terms.length + id, df, data));
 
     const docTable = Buffer.alloc(docCount * 16);
     for (let i = 0; i < docCount; i += 1) {
       docTable.writeInt32LE(this.guideIds[i] as number, i * 16);
-      docTable.writeInt32LE(this.lengths[i] as number, i * 16 + 4);
+      docTable.writeInt32LE(this.columnLengths.slice(i * COLUMNS, (i + 1) * COLUMNS).reduce((a, b) => a + b), i * 16 + 4);
       docTable.writeDoubleLE(this.publishedMs[i] as number, i * 16 + 8);
     }
     const stats: SearchStats = { format: SEARCH_FORMAT_VERSION, docCount, totalTokens: this.totalTokens, termCount: terms.length, prefixCount: prefixes.length };

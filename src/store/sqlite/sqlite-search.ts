@@ -12,7 +12,7 @@ import type { SearchQuery } from '../../guides/search-query.js';
 import type { GuideSummaryData } from '../../guides/guide.js';
 import { snippetSpacing } from '../../guides/snippet.js';
 import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
-import { BM25_B, BM25_K1, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
+import { BM25_K1, FREQUENCY_SCALE, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord, wordTokens } from './sqlite-text.js';
 import { RingCache } from './ring-cache.js';
@@ -639,8 +639,6 @@ interface IndexState {
   prefixes: Map<string, { id: number; df: number }>;
   guideIds: Int32Array;
   publishedMs: Float64Array;
-  /** k1 · (1 − b + b · length / avgdl) per docno: the length part of BM25, computed once. */
-  lengthNorm: Float64Array;
   // Scratch arrays sized to the document count, reused by every search (searches are synchronous).
   candidates: Int32Array;
   scores: Float64Array;
@@ -666,10 +664,12 @@ type Source =
 type DenseSource = Source & { kind: 'dense' };
 
 const K1_PLUS_1 = BM25_K1 + 1;
+/** BM25F saturates a frequency once, f·(k1+1) / (f + k1): f is stored in FREQUENCY_SCALE units, so k1 is scaled too. */
+const SATURATION = BM25_K1 * FREQUENCY_SCALE;
 
-/** A term's inverse document frequency, as FTS5's bm25() computes it (floored just above zero). */
+/** A term's inverse document frequency as Lucene's BM25 has it: FTS5's gave a word in half the guides none. */
 function idfOf(docCount: number, df: number): number {
-  return Math.max(Math.log((docCount - df + 0.5) / (df + 0.5)), 1e-6);
+  return Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
 }
 
 interface ResolvedTerm {
@@ -779,17 +779,14 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     const documents = docCount > 0 ? statements.meta.get('documents')! : Buffer.alloc(0);
     const guideIds = new Int32Array(docCount);
     const publishedMs = new Float64Array(docCount);
-    const lengthNorm = new Float64Array(docCount);
-    const avgdl = docCount > 0 ? stats!.totalTokens / docCount : 1;
     for (let docno = 0; docno < docCount; docno += 1) {
       guideIds[docno] = documents.readInt32LE(docno * 16);
-      lengthNorm[docno] = BM25_K1 * (1 - BM25_B + BM25_B * documents.readInt32LE(docno * 16 + 4) / avgdl);
       publishedMs[docno] = documents.readDoubleLE(docno * 16 + 8);
     }
     postingsCache.clear();
     impactCache.clear();
     return {
-      contentVersion, docCount, terms, sortedTermIds, termDf, prefixes, guideIds, publishedMs, lengthNorm,
+      contentVersion, docCount, terms, sortedTermIds, termDf, prefixes, guideIds, publishedMs,
       candidates: new Int32Array(docCount),
       scores: new Float64Array(docCount),
       heap: new Int32Array(docCount),
@@ -832,11 +829,11 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     const made = make();
     if (made.kind === 'impacts' || made.kind === 'dense') return made;
     const { df } = made;
-    const { docCount, lengthNorm } = s;
+    const { docCount } = s;
     const idf = idfOf(docCount, df);
     // The same expression as in evaluate(), so a score is the same double either way. Never 0: a
-    // posting's frequency is at least 1 and the IDF at least 1e-6, so 0 can mark "absent" in a dense list.
-    const impactOf = (doc: number, freq: number): number => idf * (freq * K1_PLUS_1) / (freq + (lengthNorm[doc] as number));
+    // posting's frequency is at least 1 and the IDF above 0, so 0 can mark "absent" in a dense list.
+    const impactOf = (freq: number): number => idf * (freq * K1_PLUS_1) / (freq + SATURATION);
     const forEachPosting = (visit: (i: number, doc: number, freq: number) => void): void => {
       if (made.kind === 'list') {
         const reader = new VarintReader(made.data);
@@ -857,7 +854,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
       })) ?? { kind: 'dense' as const, df, impacts: new Float64Array(docCount) };
       const { impacts } = source;
       forEachPosting((_, doc, freq) => {
-        impacts[doc] = impactOf(doc, freq);
+        impacts[doc] = impactOf(freq);
       });
       return source;
     }
@@ -868,7 +865,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
     const { docs, impacts } = source;
     forEachPosting((i, doc, freq) => {
       docs[i] = doc;
-      impacts[i] = impactOf(doc, freq);
+      impacts[i] = impactOf(freq);
     });
     return source;
   }
@@ -1002,9 +999,10 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
    * candidate arrays shrink in place. Returns the candidate count; scores hold the negated sums.
    */
   function evaluate(s: IndexState, sources: readonly Source[]): number {
-    const { candidates, scores, lengthNorm, docCount } = s;
+    const { candidates, scores, docCount } = s;
     const ordered = [...sources].sort((a, b) => a.df - b.df);
     const k1plus1 = K1_PLUS_1;
+    const saturation = SATURATION;
     let count = 0;
     ordered.forEach((source, index) => {
       const df = source.df;
@@ -1034,7 +1032,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           doc += delta + 1;
           if (isFirst) {
             candidates[kept] = doc;
-            scores[kept++] = -(idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number)));
+            scores[kept++] = -(idf * (freq * k1plus1) / (freq + saturation));
             continue;
           }
           // Later lists: only postings of surviving candidates are scored.
@@ -1042,7 +1040,7 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           if (c >= count) break;
           if (candidates[c] === doc) {
             candidates[kept] = doc;
-            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
+            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + saturation);
             c += 1;
           }
         }
@@ -1057,14 +1055,14 @@ export function createSqliteSearch(db: Database, options: SqliteSearchOptions = 
           const freq = freqs[i] as number;
           if (isFirst) {
             candidates[kept] = doc;
-            scores[kept++] = -(idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number)));
+            scores[kept++] = -(idf * (freq * k1plus1) / (freq + saturation));
             continue;
           }
           while (c < count && (candidates[c] as number) < doc) c += 1;
           if (c >= count) break;
           if (candidates[c] === doc) {
             candidates[kept] = doc;
-            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + (lengthNorm[doc] as number));
+            scores[kept++] = (scores[c] as number) - idf * (freq * k1plus1) / (freq + saturation);
             c += 1;
           }
         }
