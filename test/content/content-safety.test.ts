@@ -90,3 +90,39 @@ describe('front matter is YAML only', () => {
     expect(result.stdout).toContain('created: named-yaml');
   });
 });
+
+describe('guide files are UTF-8 text of a bounded size', () => {
+  it('refuses a file that is not valid UTF-8 instead of importing replacement characters', async () => {
+    const { content, db, before } = await setUp();
+    guide('latin-1.md', Buffer.concat([Buffer.from('---\ntitle: Caf'), Buffer.from([0xe9]), Buffer.from('\nsummary: Latin-1.\npublishedAt: 2026-01-01\n---\nBody.\n')]), content);
+    const result = await importFolder(content, db);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Import refused: 1 problem(s) found; nothing was changed.');
+    expect(result.stderr).toContain('guides/latin-1.md: is not valid UTF-8 text');
+    expect(await snapshot(db)).toBe(before);
+  });
+
+  it('refuses a file larger than MAX_GUIDE_BYTES, 1 MiB unless set', async () => {
+    const { content, db, before } = await setUp();
+    const head = '---\ntitle: Big\nsummary: Big.\npublishedAt: 2026-01-01\n---\n';
+    guide('big.md', head + 'word '.repeat((1024 * 1024) / 5), content);
+    guide('small.md', head + 'word '.repeat(500), content);
+    const result = await importFolder(content, db);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Import refused: 1 problem(s) found; nothing was changed.');
+    expect(result.stderr).toContain('guides/big.md: is larger than 1048576 bytes (MAX_GUIDE_BYTES)');
+    const lower = await importFolder(content, db, { MAX_GUIDE_BYTES: '2048' });
+    expect(lower.stderr).toContain('Import refused: 2 problem(s) found; nothing was changed.');
+    expect(lower.stderr).toContain('guides/small.md: is larger than 2048 bytes (MAX_GUIDE_BYTES)');
+    expect(await snapshot(db)).toBe(before);
+    rmSync(path.join(content, 'guides', 'big.md'));
+    expect((await importFolder(content, db)).stdout).toContain('created: small');
+  });
+
+  it('reports an invalid MAX_GUIDE_BYTES as a configuration problem', async () => {
+    const { content, db } = await setUp();
+    const result = await importFolder(content, db, { MAX_GUIDE_BYTES: '1MB' });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('MAX_GUIDE_BYTES must be a whole number from 1024 to 268435456');
+  });
+});
