@@ -37,6 +37,9 @@ export const PROBLEM_TYPES = {
   'internal-error': { status: 500, title: 'Internal error',
     about: 'The server failed unexpectedly. The failure was logged with the request id.',
     advice: 'Retry later; report the X-Request-Id if it persists.' },
+  'not-implemented': { status: 501, title: 'Not implemented',
+    about: 'The request method is not one this server knows.',
+    advice: 'Use GET or HEAD (or OPTIONS for CORS preflight).' },
   'service-unavailable': { status: 503, title: 'Service unavailable',
     about: 'The server is overloaded or cannot reach its database right now.',
     advice: 'Retry after the number of seconds in Retry-After.' },
@@ -161,14 +164,8 @@ export interface ErrorHandlingOptions {
 /** Installs the error and not-found handlers. Every response that is not a success goes through here. */
 export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorHandlingOptions): void {
   const notFoundBody = problemBody(baseUrl, 'not-found', NOT_FOUND_DETAIL);
-  const methodNotAllowed = problemBody(baseUrl, 'method-not-allowed', 'This API is read-only: use GET or HEAD.');
-
-  app.setNotFoundHandler((request, reply) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-      return sendProblem(reply, methodNotAllowed, { allow: 'GET, HEAD, OPTIONS' });
-    }
-    return sendProblem(reply, notFoundBody);
-  });
+  // Methods are refused before this (plugins/method-rule.ts): what gets here is not found.
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, notFoundBody));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {

@@ -59,6 +59,9 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     let name: ProblemName;
     if (error.code === 'HPE_HEADER_OVERFLOW') {
       name = isOverlongRequestLine(error.rawPacket, config.maxUrlLength) ? 'uri-too-long' : 'request-header-fields-too-large';
+    } else if (error.code === 'HPE_INVALID_METHOD') {
+      // A method token Node's parser does not know (FOO): RFC 9110 §9.1 answers it with 501.
+      name = 'not-implemented';
     } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       name = 'request-timeout';
     } else {
