@@ -4,6 +4,7 @@
  * and connection draining on close.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../../config.js';
@@ -36,6 +37,18 @@ function isOverlongRequestLine(rawPacket: unknown, maxUrlLength: number): boolea
   if (!/^[A-Z]{3,10} /.test(rawPacket.subarray(0, 11).toString('latin1'))) return false;
   const lineEnd = rawPacket.indexOf('\r\n');
   return lineEnd === -1 || lineEnd > maxUrlLength;
+}
+
+/**
+ * RFC 9112 §3.2: exactly one Host header, or none on HTTP/1.0; anything else is a 400. Node
+ * joins repeated Host headers into one, so they are counted in the raw headers.
+ */
+export function hasValidHost(request: IncomingMessage): boolean {
+  let hosts = 0;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]?.toLowerCase() === 'host') hosts += 1;
+  }
+  return hosts === 1 || (hosts === 0 && request.httpVersion === '1.0');
 }
 
 /**
@@ -94,6 +107,8 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
       maxHeaderSize: config.maxHeaderBytes,
+      // Node's own refusal of a missing Host is a bare 400; registerHardening answers it as a problem.
+      requireHostHeader: false,
     },
     trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
     clientErrorHandler,
@@ -103,13 +118,14 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
 /** Security headers on every response (register first: a later hook's error still has them); draining on close. */
 export function registerHardening(app: FastifyInstance, config: Config): void {
   const isHttps = config.publicBaseUrl.startsWith('https:');
-  const onRequest = (_request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  const badHost = new AppError('bad-request', 'An HTTP/1.1 request must carry exactly one Host header.');
+  const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('content-security-policy', API_CONTENT_SECURITY_POLICY);
     // Browsers ignore HSTS over plain HTTP; behind a TLS proxy it pins clients to HTTPS.
     if (isHttps) reply.header('strict-transport-security', 'max-age=31536000');
-    done();
+    done(hasValidHost(request.raw) ? undefined : badHost);
   };
 
   // A client may half-close its connection (send FIN) right after its request: that does not end
