@@ -6,6 +6,7 @@
 import type { TSchema } from 'typebox';
 import { NOT_FOUND_DETAIL, PROBLEM_TYPES, problemBody, RETRY_AFTER_SECONDS } from '../problems.js';
 import type { ProblemName } from '../problems.js';
+import { refTo } from './common.js';
 import { ProblemRef } from './problem.js';
 
 interface HeaderSchema {
@@ -99,8 +100,16 @@ export interface NamedExample {
   value: unknown;
 }
 
+/** A 200 as operationResponses writes it: the body schema by reference, with its named examples. */
+export interface ReferencedResponse {
+  $ref: string;
+  description: string;
+  headers: Record<string, HeaderSchema>;
+  'x-examples': Record<string, NamedExample>;
+}
+
 export interface OperationResponseOptions {
-  /** The schema that serializes and documents the 200 body. */
+  /** The shared schema (with an `$id`, see addSharedSchemas) that serializes and documents the 200 body. */
   schema: TSchema;
   description: string;
   examples: Record<string, NamedExample>;
@@ -139,7 +148,8 @@ export function operationResponses(base: string, options: OperationResponseOptio
   const successHeaders = pickHeaders([...CACHEABLE, ...(options.headers ?? []), ...EVERY_RESPONSE]);
   return {
     200: {
-      ...options.schema,
+      // A reference, so that the document names the body's type (openapi.ts moves it under content).
+      ...refTo(options.schema),
       description: options.description,
       headers: successHeaders,
       'x-examples': options.examples,
