@@ -11,6 +11,7 @@ import type { Config } from '../../config.js';
 import { AppError, PROBLEM_TYPES, problemBody } from '../problems.js';
 import type { ProblemName } from '../problems.js';
 import { globalPlugin } from './global-plugin.js';
+import { methodNotAllowed } from './method-rule.js';
 
 /**
  * The Content-Security-Policy of every response: a JSON API loads nothing and may be framed by
@@ -30,6 +31,9 @@ const DRAIN_SWEEP_MS = 100;
 export interface ClientErrorCounter {
   clientErrors: Record<string, number>;
 }
+
+/** The method token and request target of a request line. */
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ \r\n]*) HTTP\/1\.[01]\r?\n/;
 
 /** A request line longer than the URL cap, that never ended before Node's header limit: a 414, not a 431. */
 function isOverlongRequestLine(rawPacket: unknown, maxUrlLength: number): boolean {
@@ -70,11 +74,17 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     // A reset connection has nobody left to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     let name: ProblemName;
+    let extraHeaders = '';
+    let detail: string | undefined;
+    const requestLine = Buffer.isBuffer(error.rawPacket) ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1')) ?? undefined : undefined;
     if (error.code === 'HPE_HEADER_OVERFLOW') {
       name = isOverlongRequestLine(error.rawPacket, config.maxUrlLength) ? 'uri-too-long' : 'request-header-fields-too-large';
-    } else if (error.code === 'HPE_INVALID_METHOD') {
-      // A method token Node's parser does not know (FOO): RFC 9110 §9.1 answers it with 501.
-      name = 'not-implemented';
+    } else if (error.code === 'HPE_INVALID_METHOD' && requestLine !== undefined) {
+      // A method Node's parser does not know (FOO, get): another method, so a 405 as for any other.
+      name = 'method-not-allowed';
+      const refusal = methodNotAllowed(requestLine[2] as string);
+      detail = refusal.detail;
+      extraHeaders = `Allow: ${refusal.headers.allow}\r\n`;
     } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       name = 'request-timeout';
     } else {
@@ -87,8 +97,8 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) {
       const { status, title } = PROBLEM_TYPES[name];
-      const body = JSON.stringify(problemBody(base, name, PROBLEM_TYPES[name].about));
-      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const body = JSON.stringify(problemBody(base, name, detail ?? PROBLEM_TYPES[name].about));
+      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\n${extraHeaders}X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       // A peer that stops reading must not hold the socket open.
       setTimeout(() => socket.destroy(), 1000).unref();
     } else {

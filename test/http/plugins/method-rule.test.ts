@@ -110,16 +110,12 @@ describe('the method decides before the body', () => {
     expect(res.status).toBe(200);
   });
 
-  it('answers an unknown method token with a 501 problem, not a bare 400', async () => {
-    const res = await exchange(port, 'FOO /api/v1/guides HTTP/1.1\r\nHost: x\r\n\r\n');
-    expect(res.status).toBe(501);
+  it.each(['FOO', 'get', 'BREW'])('answers a method Node\'s parser does not know (%s) with the 405 problem and Allow, not a bare 400', async (method) => {
+    const res = await exchange(port, `${method} /api/v1/guides?q=x HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(JSON.parse(res.body)).toEqual({
-      type: `${TEST_BASE_URL}/problems/not-implemented`,
-      title: 'Not implemented',
-      status: 501,
-      detail: 'The request method is not one this server knows.',
-    });
+    expect(JSON.parse(res.body)).toEqual(readOnlyProblem);
   });
 
   it('serves the next request on a connection whose refused body it did not parse', async () => {
