@@ -20,6 +20,7 @@ import { hardenedServerOptions, registerHardening, registerUrlCap } from './http
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
+import { allowHeader, registerMethodRule } from './http/plugins/method-rule.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
@@ -156,7 +157,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'OPTIONS') reply.header('allow', 'GET, HEAD, OPTIONS');
+    if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -180,6 +181,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   registerHardening(app, config);
   const rateLimit = registerRateLimit(app, { config });
   registerUrlCap(app, config);
+  registerMethodRule(app);
   const loadShedding = registerLoadShedding(app, config);
   const searchBudget = registerSearchBudget(app, config);
   registerCompression(app);

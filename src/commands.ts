@@ -38,6 +38,7 @@ async function runImport(dir: string): Promise<number> {
     await store.migrate();
     let bar: SingleBar | undefined;
     const result = await importContentFolder(store, path.resolve(dir), {
+      maxGuideBytes: config.maxGuideBytes,
       onGuideParsed: (done, total) => {
         if (!process.stderr.isTTY || total < PROGRESS_THRESHOLD) return;
         if (!bar) {

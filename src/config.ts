@@ -14,6 +14,8 @@ export interface Config {
   /** Origin (and optional path prefix) of every absolute link, without a trailing slash. */
   publicBaseUrl: string;
   contentDir: string;
+  /** Largest guide file an import accepts, in bytes; a larger one is an invalid file. */
+  maxGuideBytes: number;
   /** Keys from CURSOR_SECRET: the first signs, all verify. Empty: use the key kept in the database. */
   cursorSecrets: readonly string[];
   redisUrl?: string;
@@ -63,6 +65,9 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
+
+/** MAX_GUIDE_BYTES when unset: far above any real guide, far below what would strain an import. */
+export const DEFAULT_MAX_GUIDE_BYTES = 1024 * 1024;
 
 /** The sample content shipped with the package. */
 export const SAMPLE_CONTENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'content');
@@ -134,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     publicBaseUrl,
     contentDir: path.resolve(read('CONTENT_DIR') ?? SAMPLE_CONTENT_DIR),
+    maxGuideBytes: integer('MAX_GUIDE_BYTES', DEFAULT_MAX_GUIDE_BYTES, 1024, 268_435_456),
     cursorSecrets,
     ...(redisUrl ? { redisUrl } : {}),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),

@@ -82,7 +82,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   await store.migrate();
   if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
     const { importContentFolder } = await import('./content/import-content.js');
-    const result = await importContentFolder(store, config.contentDir);
+    const result = await importContentFolder(store, config.contentDir, { maxGuideBytes: config.maxGuideBytes });
     if (!result.summary) throw new Error(`the content folder ${config.contentDir} has problems; run guides import to see them`);
   }
   await store.close();

@@ -45,7 +45,7 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     logger.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');
     // Only a first run imports: the content parsers are not loaded otherwise (a faster start).
     const { importContentFolder } = await import('./content/import-content.js');
-    const result = await importContentFolder(store, config.contentDir);
+    const result = await importContentFolder(store, config.contentDir, { maxGuideBytes: config.maxGuideBytes });
     if (!result.summary) {
       for (const problem of result.problems) logger.error({ problem }, 'content problem');
       await store.close();

@@ -13,7 +13,7 @@ const analyzer = prepareSearch ? new SearchAnalyzer() : undefined;
 let termsSent = 0;
 
 parentPort?.on('message', (request: GuideWorkerRequest) => {
-  const results = request.files.map(({ name, source }) => prepareGuideFile(name, source, analyzer));
+  const results = request.files.map(({ name, ...read }) => prepareGuideFile(name, read, analyzer));
   const newTerms = analyzer ? analyzer.vocabulary.slice(termsSent) : [];
   termsSent += newTerms.length;
   // Each search document's arrays share one buffer: hand it over instead of copying it.

@@ -12,10 +12,11 @@
  * consumer: memory stays bounded when the consumer (the database) is slower, and the files being
  * read are always near the consumer's position, as a single reader's would be.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import { DEFAULT_MAX_GUIDE_BYTES } from '../config.js';
 import type { GuideRecord } from '../guides/guide.js';
 import { startWorker } from '../start-worker.js';
 import { hashJson } from '../store/content-diff.js';
@@ -38,7 +39,12 @@ export interface ReadGuideFilesOptions {
   prepareSearch?: boolean;
   /** Worker threads; default: one per core for MIN_FILES_FOR_WORKERS files or more on several cores, else none. */
   workers?: number;
+  /** Largest guide file accepted, in bytes (MAX_GUIDE_BYTES); default DEFAULT_MAX_GUIDE_BYTES. */
+  maxGuideBytes?: number;
 }
+
+/** A guide file's text, or why it has none. */
+export type GuideSource = { source: string } | { problem: string };
 
 /** What a worker sends back for a file: a search document's vocabulary stays in the worker's messages. */
 interface FileReply {
@@ -55,8 +61,8 @@ export interface GuideWorkerData {
 
 export interface GuideWorkerRequest {
   batch: number;
-  /** Each file's name and text (none when it could not be read). */
-  files: { name: string; source?: string }[];
+  /** Each file's name and text (or why it has none). */
+  files: ({ name: string } & GuideSource)[];
 }
 
 export interface GuideWorkerReply {
@@ -74,20 +80,41 @@ const BATCHES_PER_WORKER = 2;
 /** Batches read but not yet consumed, per worker. */
 const READ_AHEAD_BATCHES = 4;
 
-/** The text of guide file `name` in `dir`/guides, or undefined when it cannot be read. */
-export function readGuideSource(dir: string, name: string): string | undefined {
+/** Not UTF-8 is not text: refused instead of read with replacement characters. The BOM stays for the parsers to see. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The text of guide file `name` in `dir`/guides; its size is checked before it is read. */
+export function readGuideSource(dir: string, name: string, maxBytes = DEFAULT_MAX_GUIDE_BYTES): GuideSource {
+  let bytes: Buffer;
   try {
-    return readFileSync(path.join(dir, 'guides', name), 'utf8');
+    const fd = openSync(path.join(dir, 'guides', name), 'r');
+    try {
+      if (fstatSync(fd).size > maxBytes) return tooLarge(maxBytes);
+      bytes = readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
-    return undefined;
+    return { problem: 'is unreadable' };
+  }
+  // It may have grown since fstat.
+  if (bytes.length > maxBytes) return tooLarge(maxBytes);
+  try {
+    return { source: UTF8.decode(bytes) };
+  } catch {
+    return { problem: 'is not valid UTF-8 text: save it as UTF-8' };
   }
 }
 
-/** Validates and prepares one guide file (`source` undefined: it could not be read). */
-export function prepareGuideFile(name: string, source: string | undefined, analyzer?: SearchAnalyzer): FileReply {
+function tooLarge(maxBytes: number): GuideSource {
+  return { problem: `is larger than ${maxBytes} bytes (MAX_GUIDE_BYTES)` };
+}
+
+/** Validates and prepares one guide file. */
+export function prepareGuideFile(name: string, read: GuideSource, analyzer?: SearchAnalyzer): FileReply {
   const file = `guides/${name}`;
-  if (source === undefined) return { file, problems: [{ file, message: 'is unreadable' }] };
-  const parsed = parseGuideFile(file, name.slice(0, -'.md'.length), source);
+  if ('problem' in read) return { file, problems: [{ file, message: read.problem }] };
+  const parsed = parseGuideFile(file, name.slice(0, -'.md'.length), read.source);
   const guide = parsed.guide;
   if (!guide) return { file, problems: parsed.problems };
   const search = analyzer && guide.status === 'published' ? analyzer.searchDocData(guide) : undefined;
@@ -99,10 +126,10 @@ export async function* readGuideFiles(dir: string, names: readonly string[], opt
   const workers = options.workers ?? (names.length >= MIN_FILES_FOR_WORKERS ? Math.min(os.availableParallelism(), MAX_WORKERS) : 0);
   if (workers < 1 || (options.workers === undefined && workers < 2)) {
     const analyzer = options.prepareSearch ? new SearchAnalyzer() : undefined;
-    for (const name of names) yield toResult(prepareGuideFile(name, readGuideSource(dir, name), analyzer), analyzer?.vocabulary);
+    for (const name of names) yield toResult(prepareGuideFile(name, readGuideSource(dir, name, options.maxGuideBytes), analyzer), analyzer?.vocabulary);
     return;
   }
-  yield* readOnWorkers(dir, names, workers, options.prepareSearch ?? false);
+  yield* readOnWorkers(dir, names, workers, options.prepareSearch ?? false, options.maxGuideBytes);
 }
 
 function toResult(reply: FileReply, vocabulary?: readonly string[]): GuideFileResult {
@@ -111,7 +138,7 @@ function toResult(reply: FileReply, vocabulary?: readonly string[]): GuideFileRe
   return { file, problems, prepared: { guide, contentHash, ...(search && vocabulary ? { search: { ...search, vocabulary } } : {}) } };
 }
 
-async function* readOnWorkers(dir: string, names: readonly string[], count: number, prepareSearch: boolean): AsyncGenerator<GuideFileResult> {
+async function* readOnWorkers(dir: string, names: readonly string[], count: number, prepareSearch: boolean, maxBytes?: number): AsyncGenerator<GuideFileResult> {
   const batches: string[][] = [];
   for (let start = 0; start < names.length; start += BATCH_FILES) batches.push(names.slice(start, start + BATCH_FILES));
   const data: GuideWorkerData = { prepareSearch };
@@ -131,10 +158,7 @@ async function* readOnWorkers(dir: string, names: readonly string[], count: numb
   const dispatch = (): void => {
     for (const slot of slots) {
       while (slot.inFlight < BATCHES_PER_WORKER && dispatched < batches.length && dispatched - consumed < READ_AHEAD_BATCHES * count) {
-        const files = (batches[dispatched] as string[]).map((name) => {
-          const source = readGuideSource(dir, name);
-          return source === undefined ? { name } : { name, source };
-        });
+        const files = (batches[dispatched] as string[]).map((name) => ({ name, ...readGuideSource(dir, name, maxBytes) }));
         slot.worker.postMessage({ batch: dispatched, files } satisfies GuideWorkerRequest);
         slot.inFlight += 1;
         dispatched += 1;

@@ -24,6 +24,8 @@ export interface LoadOptions {
   onGuideParsed?: (done: number, total: number) => void;
   /** Threads that read guide files (see guide-files.ts); default: one per core for a large folder, else none. */
   workers?: number;
+  /** Largest guide file accepted, in bytes (MAX_GUIDE_BYTES). */
+  maxGuideBytes?: number;
 }
 
 async function readYamlFile(file: string, label: string, problems: ContentProblem[], required: boolean): Promise<unknown> {

@@ -12,6 +12,21 @@ export const FRONT_MATTER_FIELDS = [
   'title', 'summary', 'status', 'publishedAt', 'updatedAt', 'tags', 'language', 'author', 'canonicalUrl', 'slug',
 ] as const;
 
+/** Names gray-matter gives YAML after the opening `---`: every other one would pick another engine, JavaScript's among them. */
+const YAML_LANGUAGES = ['', 'yaml', 'yml'];
+
+/**
+ * The front-matter language named after the opening `---` when it is not YAML, else undefined.
+ * Read as gray-matter reads it (byte order mark dropped, its own language rule), so that what is
+ * checked here is what it would parse.
+ */
+function otherFrontMatterLanguage(source: string): string | undefined {
+  const text = source.replace(/^\uFEFF/, '');
+  if (!text.startsWith('---') || text[3] === '-') return undefined;
+  const { name } = matter.language(text);
+  return YAML_LANGUAGES.includes(name.toLowerCase()) ? undefined : name;
+}
+
 const TAG = /^[\p{L}\p{N}][\p{L}\p{N} _-]{0,49}$/u;
 
 function readLanguage(fields: FieldReader, record: Record<string, unknown>): string {
@@ -81,6 +96,10 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   if (simple) {
     ({ data, body } = simple);
   } else {
+    const language = otherFrontMatterLanguage(source);
+    if (language !== undefined) {
+      return { problems: [{ file, field: 'front matter', message: 'must be YAML (a block opened by --- alone); other front-matter languages are never run' }] };
+    }
     try {
       // A fresh options object per call keeps gray-matter from serving a cached parse of equal text.
       const parsed = matter(source, { engines: { yaml: (text: string) => parseYaml(text) as object } });

@@ -13,12 +13,13 @@ import type { CursorCodec, SearchPosition } from '../guides/cursor.js';
 import type { GuideSummaryData } from '../guides/guide.js';
 import type { Page, RenderedSearchPage, SearchCardItem, SearchCardPage, SearchRendering } from '../store/guide-store.js';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, representationHash } from './representation.js';
-import { GuideListSchema } from './schemas/guide.js';
+import { GuideListSchema, GuideSummarySchema } from './schemas/guide.js';
 import type { GuideList, GuideSummary } from './schemas/guide.js';
 
 // Compiled on first use, not on import: loading this module is part of every start-up.
 let compiled: ((list: GuideList) => string) | undefined;
-const stringify = (list: GuideList): string => (compiled ??= fastJson(GuideListSchema) as (list: GuideList) => string)(list);
+const stringify = (list: GuideList): string =>
+  (compiled ??= fastJson(GuideListSchema, { schema: { GuideSummary: GuideSummarySchema } }) as (list: GuideList) => string)(list);
 
 /** A guide's own URL in the API. */
 export function guideUrl(urlBase: string, slug: string): string {

@@ -121,7 +121,13 @@ const PARAMETER_RULES: Record<string, string> = {
   cursor: 'must be a nextCursor value from an earlier page',
 };
 
-const SAFE_NAME = /^[A-Za-z0-9_.\-[\]]{1,64}$/;
+/**
+ * A parameter name echoed as sent: letters, marks and digits of any script and ASCII punctuation,
+ * but nothing that could open markup or an attribute (< > & " ' ` \\), no space, no control or
+ * invisible character. Anything else is named "(unprintable name)".
+ */
+const SAFE_NAME = /^(?:[\p{L}\p{M}\p{N}]|[!#$%()*+,\-./:;=?@[\]^_{|}~])+$/u;
+const SAFE_NAME_MAX_LENGTH = 64;
 
 interface AjvError {
   keyword: string;
@@ -136,7 +142,7 @@ function toParameterErrors(request: FastifyRequest, validation: readonly AjvErro
   for (const error of validation) {
     if (error.keyword === 'additionalProperty' || error.keyword === 'additionalProperties') {
       const raw = String(error.params.additionalProperty ?? '');
-      const name = SAFE_NAME.test(raw) ? raw : '(unprintable name)';
+      const name = raw.length <= SAFE_NAME_MAX_LENGTH && SAFE_NAME.test(raw) ? raw : '(unprintable name)';
       byName.set(`unknown:${name}`, { in: 'query', name, detail: `is not a parameter of this operation; accepted parameters: ${acceptedParameters(request)}` });
       continue;
     }
@@ -155,14 +161,8 @@ export interface ErrorHandlingOptions {
 /** Installs the error and not-found handlers. Every response that is not a success goes through here. */
 export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorHandlingOptions): void {
   const notFoundBody = problemBody(baseUrl, 'not-found', NOT_FOUND_DETAIL);
-  const methodNotAllowed = problemBody(baseUrl, 'method-not-allowed', 'This API is read-only: use GET or HEAD.');
-
-  app.setNotFoundHandler((request, reply) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-      return sendProblem(reply, methodNotAllowed, { allow: 'GET, HEAD, OPTIONS' });
-    }
-    return sendProblem(reply, notFoundBody);
-  });
+  // Methods are refused before this (plugins/method-rule.ts): what gets here is not found.
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, notFoundBody));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {

@@ -49,6 +49,19 @@ describe('guide files read on worker threads', () => {
     }
   });
 
+  it('refuse files that are not UTF-8 or too large as one thread does', async () => {
+    const dir = tempDir();
+    cpSync(path.join(FIXTURES, 'content-tiny'), dir, { recursive: true });
+    writeFileSync(path.join(dir, 'guides', 'latin-1.md'), Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0xe9, 0x0a]));
+    writeFileSync(path.join(dir, 'guides', 'large.md'), `---\ntitle: Large\n---\n${'x'.repeat(4096)}`);
+    const onWorkers = await loadContentFolder(dir, { workers: 2, maxGuideBytes: 2048 });
+    expect(onWorkers.problems).toEqual([
+      { file: 'guides/large.md', message: 'is larger than 2048 bytes (MAX_GUIDE_BYTES)' },
+      { file: 'guides/latin-1.md', message: 'is not valid UTF-8 text: save it as UTF-8' },
+    ]);
+    expect(await loadContentFolder(dir, { workers: 0, maxGuideBytes: 2048 })).toEqual(onWorkers);
+  });
+
   it('import into the same database, search index included, as one thread and as importContent', async () => {
     const dir = tempDir();
     const files = ['workers.db', 'here.db', 'memory.db'].map((name) => path.join(dir, name)) as [string, string, string];

@@ -509,11 +509,18 @@ describe('fuzz regressions', () => {
     ['a NUL byte pipelined after a GET', 'GET /api/v1/guides/ HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n\u0000'],
     ['a NUL byte in the request target', 'GET /api/v1/guides\u0000 HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
     ['a header line without a colon', 'GET /api/v1/guides HTTP/1.1\r\nHost: localhost\r\nno-colon\r\nConnection: close\r\n\r\n'],
-    ['a lowercase method', 'get /api/v1/guides HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'],
   ])('answers %s with a bad-request problem, not a bare JSON error', async (_what, request) => {
     const res = await sendRaw(port, Buffer.from(request, 'latin1'));
     expect(res?.status).toBe(400);
     expect(res?.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(JSON.parse(res!.body.toString('utf8'))).toMatchObject({ type: `${TEST_BASE_URL}/problems/bad-request`, status: 400 });
+  });
+
+  // Methods are case-sensitive (RFC 9110 §9.1): `get` is another method, so the contract's 405.
+  it('answers a lowercase method with the 405 problem and Allow, not a bare JSON error', async () => {
+    const res = await sendRaw(port, Buffer.from('get /api/v1/guides HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 'latin1'));
+    expect(res?.status).toBe(405);
+    expect(res?.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expect(JSON.parse(res!.body.toString('utf8'))).toMatchObject({ type: `${TEST_BASE_URL}/problems/method-not-allowed`, status: 405 });
   });
 });

@@ -35,6 +35,30 @@ describe('the whole API surface', () => {
     }
   });
 
+  it('sends a strong ETag with every 200, the API\'s, /docs\' and its assets\', and 304 when it is sent back', async () => {
+    const document = (await t.app.inject({ url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
+    const apiPaths = Object.entries(document.paths).filter(([, operations]) => 'get' in operations)
+      .map(([template]) => template.replace('{slug}', 'reduce-food-waste'));
+    const page = (await t.app.inject({ url: '/docs/' })).body;
+    const assets = [...page.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((match) => `/docs/${match[1]}`);
+    expect(assets.length).toBeGreaterThan(4);
+    const urls = [...apiPaths, '/openapi.json', '/llms.txt', '/.well-known/api-catalog', '/problems/not-found', '/docs', '/docs/', ...assets];
+    for (const url of urls) {
+      for (const coding of [undefined, 'br', 'gzip']) {
+        const headers: Record<string, string> = coding ? { 'accept-encoding': coding } : {};
+        const res = await t.app.inject({ url, headers });
+        const where = `${url} ${coding ?? 'identity'}`;
+        expect(res.statusCode, where).toBe(200);
+        expect(res.headers.etag, where).toMatch(/^"[^"]+"$/);
+        const again = await t.app.inject({ url, headers: { ...headers, 'if-none-match': String(res.headers.etag) } });
+        expect(again.statusCode, where).toBe(304);
+        expect(again.headers.etag, where).toBe(res.headers.etag);
+        expect(again.rawPayload.length, where).toBe(0);
+        expect((await t.app.inject({ url, headers })).headers.etag, where).toBe(res.headers.etag);
+      }
+    }
+  });
+
   it('answers HEAD like GET without a body', async () => {
     for (const url of routes.slice(0, 4)) {
       const get = await t.app.inject({ url });

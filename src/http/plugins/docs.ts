@@ -4,9 +4,12 @@
  * /openapi.json, the same document agents fetch.
  */
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { NotFoundError } from '../problems.js';
+import { representationHash } from '../representation.js';
+import { ifNoneMatchHits } from './caching.js';
+import { hooksOf } from './global-plugin.js';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -33,10 +36,65 @@ export function docsContentSecurityPolicy(config: Config): string {
   ].join('; ');
 }
 
+/** Files served from node_modules whose strong tag is remembered (by path, file version and coding); more start over. */
+const MAX_REMEMBERED_FILES = 256;
+
+type Stream = AsyncIterable<Buffer | string> & { destroy(): void };
+
+/** A stream payload: a file's (node:stream) or @fastify/compress's (readable-stream, not a node:stream instance). */
+function isStream(payload: unknown): payload is Stream {
+  return typeof (payload as { pipe?: unknown } | null)?.pipe === 'function';
+}
+
+async function readAll(stream: Stream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * onSend for every /docs 200, after compression: a strong ETag of the bytes sent (@fastify/static
+ * gives files a weak one, the page and its initializer have none), and 304 on If-None-Match. A
+ * file's tag is computed once per version (its weak validator) and coding; the page is hashed each
+ * time, it is small.
+ */
+function createStrongEtags(): (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown> {
+  const fileTags = new Map<string, string>();
+  return async (request, reply, payload) => {
+    if (reply.statusCode !== 200) return payload;
+    const weak = reply.getHeader('etag');
+    const fileKey = typeof weak === 'string' && isStream(payload)
+      ? `${request.url.split('?')[0]} ${weak} ${String(reply.getHeader('content-encoding') ?? '')}`
+      : undefined;
+    let body: unknown = payload;
+    let etag = fileKey === undefined ? undefined : fileTags.get(fileKey);
+    if (etag === undefined) {
+      if (isStream(payload)) body = await readAll(payload);
+      if (typeof body === 'string') body = Buffer.from(body);
+      if (!Buffer.isBuffer(body)) return payload;
+      etag = `"${representationHash(body)}"`;
+      if (fileKey !== undefined) {
+        if (fileTags.size >= MAX_REMEMBERED_FILES) fileTags.clear();
+        fileTags.set(fileKey, etag);
+      }
+    }
+    reply.header('etag', etag);
+    if (!ifNoneMatchHits(request.headers['if-none-match'], etag)) return body;
+    if (isStream(body)) body.destroy();
+    reply.code(304).removeHeader('content-length');
+    return null;
+  };
+}
+
 /** Registers /docs in its own encapsulated context, so its CSP hook touches /docs responses only. */
 export async function registerDocs(app: FastifyInstance, config: Config): Promise<void> {
   const csp = docsContentSecurityPolicy(config);
+  const strongEtags = createStrongEtags();
   await app.register(async (docs) => {
+    // Last of each route's onSend hooks (after compression.ts's), so the tag is of the bytes sent.
+    docs.addHook('onRoute', (route) => {
+      route.onSend = [...hooksOf(route.onSend), strongEtags];
+    });
     // onSend runs after any onRequest hook that set a stricter API-wide policy, so this one wins for /docs.
     docs.addHook('onSend', async (_request, reply, payload) => {
       reply.header('content-security-policy', csp);

@@ -21,8 +21,8 @@
  *   the rate-limit hook counts it (in-process or in Redis), and the request is counted in
  *   /metrics and logged with the same fields.
  *
- * Anything else goes to Fastify: another method (HEAD included), a request with a body, a target
- * or variant not seen yet, stale content, an overloaded event loop (Fastify sheds it), a client
+ * Anything else goes to Fastify: another method (HEAD included), a request with a body or without
+ * exactly one Host header, a target or variant not seen yet, stale content, an overloaded event loop (Fastify sheds it), a client
  * over its rate limit (Fastify answers the 429), a closing server. A cached search page is a hit
  * like any other, so it is answered even while the search budget refuses new searches: it costs
  * no search.
@@ -34,6 +34,7 @@ import type { Config } from '../../config.js';
 import { requestIdFor } from '../request-id.js';
 import type { RepresentationCache, UrlHit } from './caching.js';
 import { globalPlugin, inFrontOfFastify } from './global-plugin.js';
+import { hasValidHost } from './hardening.js';
 import type { LoadShedding } from './load-shedding.js';
 import type { ObserveRequest } from './metrics.js';
 import type { EarlyCount, RateLimiter } from './rate-limit.js';
@@ -87,7 +88,7 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
 
   const answerEarly = (request: IncomingMessage, response: ServerResponse, next: RequestListener): void => {
     const startedAt = performance.now();
-    if (request.method !== 'GET' || closing || hasBody(request)) {
+    if (request.method !== 'GET' || closing || hasBody(request) || !hasValidHost(request)) {
       next(request, response);
       return;
     }

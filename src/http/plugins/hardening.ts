@@ -4,12 +4,14 @@
  * and connection draining on close.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, PROBLEM_TYPES, problemBody } from '../problems.js';
 import type { ProblemName } from '../problems.js';
 import { globalPlugin } from './global-plugin.js';
+import { methodNotAllowed } from './method-rule.js';
 
 /**
  * The Content-Security-Policy of every response: a JSON API loads nothing and may be framed by
@@ -30,12 +32,27 @@ export interface ClientErrorCounter {
   clientErrors: Record<string, number>;
 }
 
+/** The method token and request target of a request line. */
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^ \r\n]*) HTTP\/1\.[01]\r?\n/;
+
 /** A request line longer than the URL cap, that never ended before Node's header limit: a 414, not a 431. */
 function isOverlongRequestLine(rawPacket: unknown, maxUrlLength: number): boolean {
   if (!Buffer.isBuffer(rawPacket)) return false;
   if (!/^[A-Z]{3,10} /.test(rawPacket.subarray(0, 11).toString('latin1'))) return false;
   const lineEnd = rawPacket.indexOf('\r\n');
   return lineEnd === -1 || lineEnd > maxUrlLength;
+}
+
+/**
+ * RFC 9112 §3.2: exactly one Host header, or none on HTTP/1.0; anything else is a 400. Node
+ * joins repeated Host headers into one, so they are counted in the raw headers.
+ */
+export function hasValidHost(request: IncomingMessage): boolean {
+  let hosts = 0;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]?.toLowerCase() === 'host') hosts += 1;
+  }
+  return hosts === 1 || (hosts === 0 && request.httpVersion === '1.0');
 }
 
 /**
@@ -57,8 +74,17 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     // A reset connection has nobody left to answer.
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     let name: ProblemName;
+    let extraHeaders = '';
+    let detail: string | undefined;
+    const requestLine = Buffer.isBuffer(error.rawPacket) ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1')) ?? undefined : undefined;
     if (error.code === 'HPE_HEADER_OVERFLOW') {
       name = isOverlongRequestLine(error.rawPacket, config.maxUrlLength) ? 'uri-too-long' : 'request-header-fields-too-large';
+    } else if (error.code === 'HPE_INVALID_METHOD' && requestLine !== undefined) {
+      // A method Node's parser does not know (FOO, get): another method, so a 405 as for any other.
+      name = 'method-not-allowed';
+      const refusal = methodNotAllowed(requestLine[2] as string);
+      detail = refusal.detail;
+      extraHeaders = `Allow: ${refusal.headers.allow}\r\n`;
     } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       name = 'request-timeout';
     } else {
@@ -71,8 +97,8 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (socket.writable && !inFlight?.headersSent) {
       const { status, title } = PROBLEM_TYPES[name];
-      const body = JSON.stringify(problemBody(base, name, PROBLEM_TYPES[name].about));
-      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\nX-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const body = JSON.stringify(problemBody(base, name, detail ?? PROBLEM_TYPES[name].about));
+      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\n${extraHeaders}X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       // A peer that stops reading must not hold the socket open.
       setTimeout(() => socket.destroy(), 1000).unref();
     } else {
@@ -91,6 +117,8 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
       maxHeaderSize: config.maxHeaderBytes,
+      // Node's own refusal of a missing Host is a bare 400; registerHardening answers it as a problem.
+      requireHostHeader: false,
     },
     trustProxy: config.trustProxy === false ? false : [...config.trustProxy],
     clientErrorHandler,
@@ -100,13 +128,14 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
 /** Security headers on every response (register first: a later hook's error still has them); draining on close. */
 export function registerHardening(app: FastifyInstance, config: Config): void {
   const isHttps = config.publicBaseUrl.startsWith('https:');
-  const onRequest = (_request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+  const badHost = new AppError('bad-request', 'An HTTP/1.1 request must carry exactly one Host header.');
+  const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('content-security-policy', API_CONTENT_SECURITY_POLICY);
     // Browsers ignore HSTS over plain HTTP; behind a TLS proxy it pins clients to HTTPS.
     if (isHttps) reply.header('strict-transport-security', 'max-age=31536000');
-    done();
+    done(hasValidHost(request.raw) ? undefined : badHost);
   };
 
   // A client may half-close its connection (send FIN) right after its request: that does not end

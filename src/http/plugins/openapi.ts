@@ -8,7 +8,11 @@ import type { Config } from '../../config.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
 import { SOFTWARE_VERSION } from '../../version.js';
 import type { App, RouteContext } from '../app-types.js';
+import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../schemas/guide.js';
 import { ProblemSchema } from '../schemas/problem.js';
+import { ProductSchema } from '../schemas/product.js';
+import { ResourcesSchema } from '../schemas/resource.js';
+import type { ReferencedResponse } from '../schemas/responses.js';
 
 /** The parts of the generated document this module reads; the rest passes through untouched. */
 export interface OpenApiDocument {
@@ -23,6 +27,22 @@ export const OPENAPI_DESCRIPTION = 'Public, read-only JSON API of restaurant gui
   + 'each problem `type` is a URL with a page explaining it. Unknown or repeated query parameters are a `400`. '
   + 'CORS is open (`Access-Control-Allow-Origin: *`), no credentials.';
 
+/**
+ * @fastify/swagger keeps only the `$ref` of a response schema that is a reference, dropping its
+ * examples: for the document, such a 200 is written the long way, its media type holding the
+ * reference and the examples. Fastify serializes with the route schema as it is.
+ */
+function withReferencedContent(response: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [status, value] of Object.entries(response)) {
+    const entry = value as Partial<ReferencedResponse>;
+    result[status] = typeof entry.$ref === 'string' && entry['x-examples'] !== undefined
+      ? { description: entry.description, headers: entry.headers, content: { 'application/json': { schema: { $ref: entry.$ref }, examples: entry['x-examples'] } } }
+      : value;
+  }
+  return result;
+}
+
 export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
   return {
     openapi: {
@@ -33,6 +53,8 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
         description: OPENAPI_DESCRIPTION,
       },
       servers: [{ url: config.publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL)' }],
+      // Public and anonymous: no operation needs credentials.
+      security: [],
       // Alphabetical, as Spectral's openapi-tags-alphabetical asks.
       tags: [
         { name: 'guides', description: 'Published guides: list, search, read' },
@@ -40,6 +62,10 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
         { name: 'resources', description: 'Official links for agents' },
       ],
     },
+    transform: ({ schema, url }) => ({
+      schema: schema?.response ? { ...schema, response: withReferencedContent(schema.response as Record<string, unknown>) } : schema,
+      url,
+    }),
     // Shared schemas (app.addSchema with an $id) become components.schemas.<$id>, not def-N.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
@@ -49,7 +75,7 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
 
 /** Schemas that route schemas reference by `$id`; call on the instance that registers the routes, before them. */
 export function addSharedSchemas(app: App): void {
-  app.addSchema(ProblemSchema);
+  for (const schema of [ProblemSchema, GuideSummarySchema, GuideListSchema, GuideDetailSchema, ProductSchema, ResourcesSchema]) app.addSchema(schema);
 }
 
 /** The generated document with what the content says about the product: contact, license, terms, homepage. */

@@ -1,6 +1,6 @@
 import { Type } from './typebox.js';
 import type { Static } from 'typebox';
-import { AbsoluteUrlSchema, SlugSchema, TimestampSchema } from './common.js';
+import { AbsoluteUrlSchema, SlugSchema, TimestampSchema, refTo } from './common.js';
 
 const summaryFields = {
   slug: SlugSchema,
@@ -21,13 +21,13 @@ export const GuideSummarySchema = Type.Object({
       + 'A break between blocks (heading, paragraph, list item, table cell) that ends without punctuation shows as ` · `; '
       + '`…` marks where the excerpt cuts the text at either end.',
   })),
-}, { additionalProperties: false });
+}, { $id: 'GuideSummary', title: 'GuideSummary', description: 'A published guide as lists and searches show it.', additionalProperties: false });
 export type GuideSummary = Static<typeof GuideSummarySchema>;
 
 export const GuideListSchema = Type.Object({
-  items: Type.Array(GuideSummarySchema),
+  items: Type.Array(refTo<GuideSummary>(GuideSummarySchema)),
   nextCursor: Type.Optional(Type.String({ description: 'Present only when more results exist; pass it back as `cursor`.' })),
-}, { additionalProperties: false });
+}, { $id: 'GuideList', title: 'GuideList', description: 'A page of published guides.', additionalProperties: false });
 export type GuideList = Static<typeof GuideListSchema>;
 
 export const HeadingSchema = Type.Object({
@@ -43,7 +43,7 @@ export const GuideDetailSchema = Type.Object({
   headings: Type.Array(HeadingSchema),
   author: Type.Optional(Type.Object({ name: Type.String(), url: Type.Optional(AbsoluteUrlSchema) }, { additionalProperties: false })),
   canonicalUrl: Type.Optional(AbsoluteUrlSchema),
-}, { additionalProperties: false });
+}, { $id: 'GuideDetail', title: 'GuideDetail', description: 'One published guide with its Markdown body.', additionalProperties: false });
 export type GuideDetail = Static<typeof GuideDetailSchema>;
 
 export const GuideListQuerySchema = Type.Object({

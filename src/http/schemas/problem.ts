@@ -11,7 +11,7 @@ export const ProblemSchema = Type.Object({
   detail: Type.String({ description: 'What went wrong with this request. Never echoes request values.' }),
   errors: Type.Optional(Type.Array(Type.Object({
     in: Type.Union([Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
-    name: Type.String({ description: 'The parameter at fault.' }),
+    name: Type.String({ description: 'The parameter at fault, as sent; "(unprintable name)" when the name is not plain text (markup, spaces, control or invisible characters, over 64 characters).' }),
     detail: Type.String({ description: 'What the parameter must be.' }),
   }, { additionalProperties: false }), { description: 'Present for invalid-parameter: one entry per parameter at fault.' })),
 }, {

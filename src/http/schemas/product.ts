@@ -26,5 +26,5 @@ export const ProductSchema = Type.Object({
     openapi: AbsoluteUrlSchema,
     docs: AbsoluteUrlSchema,
   }, { additionalProperties: false }),
-}, { additionalProperties: false });
+}, { $id: 'Product', title: 'Product', description: 'What this service is, what its API can do, and where to go next.', additionalProperties: false });
 export type Product = Static<typeof ProductSchema>;

@@ -9,5 +9,7 @@ export const LinkSchema = Type.Object({
   title: Type.String(),
 }, { additionalProperties: false });
 
-export const ResourcesSchema = Type.Object({ links: Type.Array(LinkSchema) }, { additionalProperties: false });
+export const ResourcesSchema = Type.Object({ links: Type.Array(LinkSchema) }, {
+  $id: 'ResourceLinks', title: 'ResourceLinks', description: 'Official links of this service, for agents.', additionalProperties: false,
+});
 export type Resources = Static<typeof ResourcesSchema>;

@@ -6,6 +6,7 @@
 import type { TSchema } from 'typebox';
 import { NOT_FOUND_DETAIL, PROBLEM_TYPES, problemBody, RETRY_AFTER_SECONDS } from '../problems.js';
 import type { ProblemName } from '../problems.js';
+import { refTo } from './common.js';
 import { ProblemRef } from './problem.js';
 
 export interface HeaderSchema {
@@ -105,8 +106,16 @@ export interface MediaTypeResponse {
   examples: Record<string, NamedExample>;
 }
 
+/** A 200 as operationResponses writes it: the body schema by reference, with its named examples. */
+export interface ReferencedResponse {
+  $ref: string;
+  description: string;
+  headers: Record<string, HeaderSchema>;
+  'x-examples': Record<string, NamedExample>;
+}
+
 export interface OperationResponseOptions {
-  /** The schema that serializes and documents the 200 body. */
+  /** The schema that serializes and documents the 200 body; one with an `$id` (addSharedSchemas) is referenced by name. */
   schema: TSchema;
   description: string;
   examples: Record<string, NamedExample>;
@@ -150,9 +159,11 @@ export function unknownParameterExample(base: string, accepted: readonly string[
 export function operationResponses(base: string, options: OperationResponseOptions): Record<string, unknown> {
   const successHeaders = { ...pickHeaders([...CACHEABLE, ...(options.headers ?? []), ...EVERY_RESPONSE]), ...options.extraHeaders };
   const isJsonOnly = options.mediaType === undefined && options.alternatives === undefined;
+  const bodySchema = (options.schema as { $id?: string }).$id === undefined ? options.schema : refTo(options.schema);
   return {
     200: isJsonOnly ? {
-      ...options.schema,
+      // A named body is a reference, so that the document names its type (openapi.ts moves it under content).
+      ...bodySchema,
       description: options.description,
       headers: successHeaders,
       'x-examples': options.examples,
@@ -160,7 +171,7 @@ export function operationResponses(base: string, options: OperationResponseOptio
       description: options.description,
       headers: successHeaders,
       content: {
-        [options.mediaType ?? 'application/json']: { schema: options.schema, examples: options.examples },
+        [options.mediaType ?? 'application/json']: { schema: bodySchema, examples: options.examples },
         ...options.alternatives,
       },
     },

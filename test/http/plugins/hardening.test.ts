@@ -144,6 +144,31 @@ describe('connection-level limits on a real socket', () => {
     expect(problemOf(res)).toMatchObject({ type: `${TEST_BASE_URL}/problems/bad-request`, status: 400 });
   });
 
+  it.each([
+    ['two Host headers', 'GET /api/v1/product HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n'],
+    ['two Host headers, differently cased', 'GET /api/v1/product HTTP/1.1\r\nHost: x\r\nhOST: x\r\nConnection: close\r\n\r\n'],
+    ['no Host header on HTTP/1.1', 'GET /api/v1/product HTTP/1.1\r\nConnection: close\r\n\r\n'],
+    ['two Host headers on HTTP/1.0', 'GET /api/v1/product HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n'],
+  ])('answers a request with %s with a 400 problem (RFC 9112 §3.2)', async (_name, request) => {
+    // Cached first, so that the answer in front of Fastify would have it too.
+    for (let i = 0; i < 2; i += 1) expect((await fetch(`http://127.0.0.1:${port}/api/v1/product`)).status).toBe(200);
+    const res = await rawExchange(port, [request]);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(res.headers['x-request-id']).toBeDefined();
+    expect(problemOf(res)).toEqual({
+      type: `${TEST_BASE_URL}/problems/bad-request`,
+      title: 'Bad request',
+      status: 400,
+      detail: 'An HTTP/1.1 request must carry exactly one Host header.',
+    });
+  });
+
+  it('serves HTTP/1.0 without a Host header and HTTP/1.1 with one', async () => {
+    expect((await rawExchange(port, ['GET /api/v1/product HTTP/1.0\r\n\r\n'])).status).toBe(200);
+    expect((await rawExchange(port, ['GET /api/v1/product HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'])).status).toBe(200);
+  });
+
   it('cuts a slowloris connection that trickles headers after HEADERS_TIMEOUT_MS with a 408 problem', async () => {
     // One header line every 100 ms, for 60 s if the server let it (Node checks timeouts only every 30 s by default).
     const drip = ['GET /api/v1/product HTTP/1.1\r\nHost: x\r\n', ...Array.from({ length: 600 }, (_, i) => `X-Drip-${i}: y\r\n`)];

@@ -112,11 +112,17 @@ describe('GET /api/v1/guides', () => {
     ]);
   });
 
-  it('does not echo a parameter name that could carry markup', async () => {
-    const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent('<script>')}=1` });
+  it.each(['<script>', 'a"b', "a'b", 'a&b', 'a`b', 'a\\b', 'a b', 'a\u202eb', 'a\u200bb', 'x'.repeat(65)])('does not echo a parameter name that could carry markup (%j)', async (raw) => {
+    const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
     expect(res.statusCode).toBe(400);
-    expect(res.body).not.toContain('<script>');
+    expect(res.body).not.toContain(JSON.stringify(raw).slice(1, -1));
     expect(res.json().errors[0].name).toBe('(unprintable name)');
+  });
+
+  it.each(['$where', 'a.b', 'ключ', 'filter[tag]', 'x'.repeat(64), '名前', 'é'])('names an unknown parameter as sent when it is plain text (%s)', async (raw) => {
+    const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toEqual([{ in: 'query', name: raw, detail: 'is not a parameter of this operation; accepted parameters: q, limit, cursor' }]);
   });
 
   it.each(['limit=2&limit=3', 'q=a&q=b', 'cursor=x&cursor=y'])('rejects a repeated parameter (%s)', async (query) => {

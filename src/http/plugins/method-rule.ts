@@ -1,0 +1,59 @@
+/**
+ * The method rule: which methods each path answers. Any other method gets its 405 problem with
+ * `Allow` in an onRequest hook, which Fastify runs before it reads or parses a request body, so a
+ * POST with broken JSON, a QUERY or a 2 MB PUT are all refused for their method, not their body.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../problems.js';
+import { globalPlugin } from './global-plugin.js';
+
+const READ_ONLY = ['GET', 'HEAD', 'OPTIONS'] as const;
+
+/** Paths that answer other methods than READ_ONLY, by exact path. */
+const METHODS_BY_PATH: Readonly<Record<string, readonly string[]>> = {};
+
+/** The methods `path` (without its query) answers. */
+export function allowedMethods(path: string): readonly string[] {
+  return Object.hasOwn(METHODS_BY_PATH, path) ? (METHODS_BY_PATH[path] as readonly string[]) : READ_ONLY;
+}
+
+/** The `Allow` header of the request target `url` (path and query). */
+export function allowHeader(url: string): string {
+  const queryStart = url.indexOf('?');
+  return allowedMethods(queryStart === -1 ? url : url.slice(0, queryStart)).join(', ');
+}
+
+function isAllowed(method: string | undefined, url: string): boolean {
+  return method !== undefined && allowHeader(url).split(', ').includes(method);
+}
+
+/** The 405 problem for `url`: its detail says what the path answers instead. */
+export function methodNotAllowed(url: string): AppError {
+  const allow = allowHeader(url);
+  const detail = allow === READ_ONLY.join(', ') ? 'This API is read-only: use GET or HEAD.' : `This resource answers ${allow} only.`;
+  return new AppError('method-not-allowed', detail, { headers: { allow } });
+}
+
+export function registerMethodRule(app: FastifyInstance): void {
+  app.register(globalPlugin(async (instance) => {
+    instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (isAllowed(request.method, request.url)) {
+        done();
+        return;
+      }
+      // The client waits for a 100 Continue that never comes, so its body never follows: the
+      // connection cannot carry another request.
+      if (request.headers.expect !== undefined) reply.header('connection', 'close');
+      done(methodNotAllowed(request.url));
+    });
+  }));
+
+  // Node answers `Expect: 100-continue` with 100 Continue by itself unless 'checkContinue' has a
+  // listener: a refused method gets its final 405 at once, before the client sends its body.
+  const server = app.server;
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (isAllowed(request.method, request.url ?? '/')) response.writeContinue();
+    server.emit('request', request, response);
+  });
+}
