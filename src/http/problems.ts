@@ -25,6 +25,9 @@ export const PROBLEM_TYPES = {
   'request-timeout': { status: 408, title: 'Request timeout',
     about: 'The client did not send a complete request in time; the connection is closed.',
     advice: 'Send the whole request at once; slow or stalled uploads of headers are cut off.' },
+  'payload-too-large': { status: 413, title: 'Payload too large',
+    about: 'The request body is larger than this server accepts.',
+    advice: 'Send one JSON-RPC message of at most 64 KiB to POST /mcp.' },
   'uri-too-long': { status: 414, title: 'URI too long',
     about: 'The request URL is longer than this server accepts.',
     advice: 'Shorten the query: `q` is at most 200 characters and cursors are short.' },
@@ -93,6 +96,7 @@ export class InvalidCursorError extends AppError {
   }
 }
 
+export const MCP_METHOD_NOT_ALLOWED_DETAIL = 'The MCP endpoint takes POST only: it keeps no sessions, so there is no GET stream and nothing to DELETE.';
 export const NOT_FOUND_DETAIL = 'There is no published guide or API resource at this URL.';
 export const RETRY_AFTER_SECONDS = 5;
 
@@ -148,6 +152,18 @@ function toParameterErrors(request: FastifyRequest, validation: readonly AjvErro
   return [...byName.values()];
 }
 
+/**
+ * The methods each path accepts: GET, HEAD and OPTIONS everywhere (the API is read-only), except the
+ * MCP endpoint, which takes POST only. Any other method gets 405 with this as Allow.
+ */
+export const READ_ONLY_METHODS = 'GET, HEAD, OPTIONS';
+const METHODS_BY_PATH: Readonly<Record<string, string>> = { '/mcp': 'POST, OPTIONS' };
+
+export function allowedMethods(url: string): string {
+  const queryStart = url.indexOf('?');
+  return METHODS_BY_PATH[queryStart === -1 ? url : url.slice(0, queryStart)] ?? READ_ONLY_METHODS;
+}
+
 export interface ErrorHandlingOptions {
   baseUrl: string;
 }
@@ -156,10 +172,12 @@ export interface ErrorHandlingOptions {
 export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorHandlingOptions): void {
   const notFoundBody = problemBody(baseUrl, 'not-found', NOT_FOUND_DETAIL);
   const methodNotAllowed = problemBody(baseUrl, 'method-not-allowed', 'This API is read-only: use GET or HEAD.');
+  const mcpMethodNotAllowed = problemBody(baseUrl, 'method-not-allowed', MCP_METHOD_NOT_ALLOWED_DETAIL);
 
   app.setNotFoundHandler((request, reply) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-      return sendProblem(reply, methodNotAllowed, { allow: 'GET, HEAD, OPTIONS' });
+    const allow = allowedMethods(request.url);
+    if (!allow.split(', ').includes(request.method)) {
+      return sendProblem(reply, allow === READ_ONLY_METHODS ? methodNotAllowed : mcpMethodNotAllowed, { allow });
     }
     return sendProblem(reply, notFoundBody);
   });
@@ -183,7 +201,8 @@ export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorH
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      const name: ProblemName = status === 414 ? 'uri-too-long' : status === 431 ? 'request-header-fields-too-large' : 'bad-request';
+      const name: ProblemName = status === 413 ? 'payload-too-large' : status === 414 ? 'uri-too-long'
+        : status === 431 ? 'request-header-fields-too-large' : 'bad-request';
       return sendProblem(reply, problemBody(baseUrl, name, PROBLEM_TYPES[name].about));
     }
     request.log.error({ err: error }, 'unhandled error');
