@@ -24,6 +24,9 @@ export function createGuidesMcpHandler(context: RouteContext, log: FastifyBaseLo
   const factory = (): McpServer => {
     const server = new McpServer({ name: 'restaurant-guides', title: 'Restaurant Guides', version: SOFTWARE_VERSION }, {
       instructions: INSTRUCTIONS,
+      // Nothing is ever notified: the tools change only with a release, and a stateless instance
+      // cannot tell the other instances' clients about an import.
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       cacheHints: {
         'server/discover': release,
         'tools/list': release,
