@@ -40,7 +40,10 @@ export function createGuidesMcpHandler(context: RouteContext, log: FastifyBaseLo
     return server;
   };
   return createMcpHandler(factory, {
-    responseMode: 'json',
+    // 'auto' answers one JSON body unless a handler emits a notification before its result, which
+    // ours never do (test/http/routes/mcp-http.test.ts checks it). 'json' would say the same with a
+    // console.warn on stderr each time a handler is built, outside the JSON log lines.
+    responseMode: 'auto',
     onerror: (error) => log.debug({ err: error }, 'MCP request rejected'),
   });
 }

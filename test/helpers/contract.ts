@@ -191,7 +191,9 @@ export function checkResponse(document: unknown, response: ObservedResponse): Ch
     }
     const pointer = `${match.template} ${response.statusCode} ${mediaType}`;
     const schema = content[mediaType].schema as JsonObject;
-    checkJson(response, validatorFor(doc, pointer, schema), body);
+    // A JSON body is checked parsed; any other (an MCP event stream) as the string it is.
+    if (/json$/.test(mediaType)) checkJson(response, validatorFor(doc, pointer, schema), body);
+    else if (!validatorFor(doc, pointer, schema)(body)) fail(response, `body does not match the declared ${mediaType} schema`);
   } else if (mediaType && !content[mediaType]) {
     fail(response, `media type ${mediaType} is not declared (declared: ${Object.keys(content).join(', ')})`);
   }

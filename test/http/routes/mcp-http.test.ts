@@ -49,6 +49,26 @@ describe('POST /mcp over HTTP', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     const body = res.json<{ result: { structuredContent: { items: unknown[] } } }>();
     expect(body.result.structuredContent.items).toHaveLength(1);
+    // Every kind of 2026-07-28 exchange is one JSON body, never an event stream.
+    for (const [method, params] of [['server/discover', {}], ['tools/list', {}], ['resources/list', {}], ['resources/templates/list', {}],
+      ['resources/read', { uri: 'https://api.test.example/api/v1/guides/reduce-food-waste.md' }],
+      ['tools/call', { name: 'get_guide', arguments: { slug: 'no-such-guide' } }]] as const) {
+      const answer = await t.app.inject(modern(method, params, 'uri' in params ? { 'mcp-name': params.uri } : {}));
+      expect(answer.statusCode, method).toBe(200);
+      expect(answer.headers['content-type'], method).toMatch(/^application\/json/);
+    }
+  });
+
+  it('answers a 2025-06-18 initialize without a session id', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', 'accept': 'application/json, text/event-stream' },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['mcp-session-id']).toBeUndefined();
+    expect(res.body).toContain('"protocolVersion":"2025-06-18"');
   });
 
   it('answers GET, HEAD and DELETE with 405 and Allow: POST, OPTIONS, before anything else', async () => {
