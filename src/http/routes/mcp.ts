@@ -13,7 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { createGuidesMcpHandler } from '../../mcp/guides-mcp-handler.js';
 import type { App, RouteContext } from '../app-types.js';
-import { MCP_METHOD_NOT_ALLOWED_DETAIL, PROBLEM_TYPES } from '../problems.js';
+import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL, PROBLEM_TYPES } from '../problems.js';
 import { HEADERS, problemExample, problemResponse } from '../schemas/responses.js';
 
 export const MCP_PATH = '/mcp';
@@ -33,6 +33,16 @@ export function isLoopbackHost(host: string): boolean {
 
 function jsonRpcError(message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/** The SDK makes the request's URL from Host: one that is no host name (`a b`, a port past 65535) is a 400, not its 500. */
+function isUsableHost(host: string | undefined): boolean {
+  if (host === undefined) return true;
+  try {
+    return new URL(`http://${host}/`).host !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** Why the request may not reach the SDK (a 403), or undefined. */
@@ -90,6 +100,11 @@ function jsonRpcResponse(description: string, example: unknown) {
   };
 }
 
+/** A JSON-RPC response that may also be a problem (our own refusals before the SDK). */
+function withProblem(response: ReturnType<typeof jsonRpcResponse>, problem: ReturnType<typeof problemResponse>) {
+  return { ...response, headers: { ...response.headers, ...problem.headers }, content: { ...response.content, ...problem.content } };
+}
+
 function mcpResponses(base: string): Record<string, unknown> {
   const rateLimited = problemResponse(
     'This client (by IP address) has spent its request budget, shared with the REST API (`rate-limited`). Wait Retry-After seconds.',
@@ -116,8 +131,10 @@ function mcpResponses(base: string): Record<string, unknown> {
       },
     },
     202: { description: 'A notification (or response) was accepted; there is no body.', type: 'null' },
-    400: jsonRpcResponse('A message the protocol refuses: malformed JSON-RPC, a header that disagrees with the body, an unsupported protocol version.',
+    400: withProblem(jsonRpcResponse('A message the protocol refuses (malformed JSON-RPC, a header that disagrees with the body, an unsupported protocol version), '
+      + 'or, as a `bad-request` problem, an HTTP request that cannot be understood (a Host header that names no host).',
       { jsonrpc: '2.0', id: null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: '1999-01-01' } } }),
+      problemResponse('', { badHost: problemExample(base, 'bad-request', 'A Host header that names no host', 'The Host header is not a valid host name.') })),
     403: jsonRpcResponse('Refused: an Origin outside MCP_ALLOWED_ORIGINS, or, while the server listens on a loopback address, a Host that is not a loopback name.',
       { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: this Origin is not allowed (MCP_ALLOWED_ORIGINS).' } }),
     404: jsonRpcResponse('An unknown method (2026-07-28).', { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } }),
@@ -163,6 +180,7 @@ export function registerMcpRoutes(app: App, context: RouteContext): void {
       // The SDK validates the message; Fastify only documents it.
       validatorCompiler: () => () => true,
     }, async (request, reply) => {
+      if (!isUsableHost(request.headers.host)) throw new AppError('bad-request', 'The Host header is not a valid host name.');
       reply.hijack();
       copyHeaders(reply);
       const refused = refusal(config, request.headers);

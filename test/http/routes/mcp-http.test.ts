@@ -124,6 +124,14 @@ describe('POST /mcp over HTTP', () => {
     });
     afterAll(() => pub.close());
 
+    it('answers a Host header that names no host with a 400 problem, never the SDK\'s 500', async () => {
+      for (const host of ['a b', '[zz', 'x:99999']) {
+        const res = await pub.app.inject(modern('tools/list', {}, { host }));
+        expect(res.statusCode, host).toBe(400);
+        expect(res.json()).toMatchObject({ status: 400, title: 'Bad request' });
+      }
+    });
+
     it('serves any Host, and only the listed Origins (or none)', async () => {
       expect((await pub.app.inject(modern('tools/list', {}, { host: 'api.example.com' }))).statusCode).toBe(200);
       for (const origin of ['https://app.example.com', 'http://localhost:5173']) {
