@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
 const MODERN_META = {
@@ -142,6 +143,28 @@ describe('POST /mcp over HTTP', () => {
         expect(res.statusCode, origin).toBe(403);
         expect(res.headers['x-request-id']).toBeTruthy();
       }
+    });
+  });
+
+  describe('with more guides than a resources page holds', () => {
+    let big: TestApp;
+    beforeAll(async () => {
+      const guides = Array.from({ length: 130 }, (_, i) => makeGuide({ slug: `guide-${String(i).padStart(3, '0')}`, publishedAt: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString().replace('.000', '') }));
+      big = await buildTestApp({ content: makeContent([...guides, makeGuide({ slug: 'retained-one', status: 'retained', publishedAt: '2026-06-01T00:00:00Z' })]) });
+    });
+    afterAll(() => big.close());
+
+    it('lists every published guide once, newest first, over pages with nextCursor; a bad cursor is -32602', async () => {
+      type ListResult = { result: { resources: Array<{ uri: string }>; nextCursor?: string } };
+      const first = (await big.app.inject(modern('resources/list'))).json<ListResult>().result;
+      expect(first.resources).toHaveLength(100);
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const second = (await big.app.inject(modern('resources/list', { cursor: first.nextCursor }))).json<ListResult>().result;
+      expect(second.nextCursor).toBeUndefined();
+      const uris = [...first.resources, ...second.resources].map((resource) => resource.uri);
+      expect(uris).toEqual(Array.from({ length: 130 }, (_, i) => `https://api.test.example/api/v1/guides/guide-${String(129 - i).padStart(3, '0')}.md`));
+      const bad = await big.app.inject(modern('resources/list', { cursor: 'forged' }));
+      expect(bad.json()).toMatchObject({ error: { code: -32602 } });
     });
   });
 
