@@ -41,12 +41,13 @@ URL="http://localhost:$PORT/mcp"
 DATABASE_URL="sqlite:$WORK/guides.db" HOST=127.0.0.1 PORT="$PORT" PUBLIC_BASE_URL="http://localhost:$PORT" \
   RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn node dist/cli.js serve >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
+ready() { node -e "fetch('http://127.0.0.1:$PORT/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
 for _ in $(seq 1 100); do
-  if curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then break; fi
+  if ready; then break; fi
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then cat "$WORK/server.log"; echo "== the server did not start" >&2; exit 1; fi
   sleep 0.2
 done
-curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null || { cat "$WORK/server.log"; echo "== the server is not ready" >&2; exit 1; }
+ready || { cat "$WORK/server.log"; echo "== the server is not ready" >&2; exit 1; }
 
 status=0
 for revision in 2026-07-28 2025-11-25; do
