@@ -11,6 +11,8 @@ export interface LoadJob {
   /** Request paths, used in order and then again from the start. */
   paths: string[];
   headers?: Record<string, string>;
+  /** POST bodies, used in order like paths (then every request goes to paths[0]). */
+  bodies?: string[];
   connections: number;
   durationSeconds: number;
   /** The status every response should have (200, or 304 for revalidation). */
@@ -64,16 +66,26 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
       // A few paths: prebuilt requests, each connection cycling through them (autocannon rebuilds a
       // request with a setupRequest every time, which would make the load generator the bottleneck).
       // Many paths: handed out one by one across all connections, so none is sent twice.
-      requests: job.paths.length <= PREBUILT_PATHS
-        ? job.paths.map((path) => ({ method: 'GET', path }))
-        : [{
-          method: 'GET',
+      requests: job.bodies
+        ? [{
+          method: 'POST',
+          path: job.paths[0] as string,
           setupRequest: (request) => {
-            const path = job.paths[next % job.paths.length] as string;
+            const body = (job.bodies as string[])[next % (job.bodies as string[]).length] as string;
             next += 1;
-            return { ...request, path };
+            return { ...request, body };
           },
-        }],
+        }]
+        : job.paths.length <= PREBUILT_PATHS
+          ? job.paths.map((path) => ({ method: 'GET', path }))
+          : [{
+            method: 'GET',
+            setupRequest: (request) => {
+              const path = job.paths[next % job.paths.length] as string;
+              next += 1;
+              return { ...request, path };
+            },
+          }],
     }, (error, result) => {
       if (error) {
         reject(error);
@@ -93,7 +105,7 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
         unexpected,
         errors: result.errors + result.timeouts,
         statusCounts,
-        distinctPathRatio: count === 0 || job.paths.length <= PREBUILT_PATHS ? 1 : Math.min(1, next / count, job.paths.length / count),
+        distinctPathRatio: count === 0 || (!job.bodies && job.paths.length <= PREBUILT_PATHS) ? 1 : Math.min(1, next / count, (job.bodies ?? job.paths).length / count),
       });
     });
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {

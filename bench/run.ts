@@ -20,7 +20,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { request as httpSend } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -305,9 +305,9 @@ function startIpcChild(cpu: string, script: string, env: NodeJS.ProcessEnv = pro
   });
 }
 
-function httpRequest(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+function httpRequest(url: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const request = httpGet(url, { headers }, (response) => {
+    const request = httpSend(url, { method: body === undefined ? 'GET' : 'POST', headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
@@ -319,6 +319,7 @@ function httpRequest(url: string, headers: Record<string, string> = {}): Promise
     });
     request.on('error', reject);
     request.setTimeout(10_000, () => request.destroy(new Error('timeout')));
+    request.end(body);
   });
 }
 
@@ -493,6 +494,8 @@ interface Scenario {
   headers?: Record<string, string>;
   /** Paths for one run (-1: the warm-up); uncached scenarios give every run its own paths. */
   paths(run: number): string[];
+  /** POST bodies for one run, sent to paths(run)[0] (the MCP scenario). */
+  bodies?(run: number): string[];
   isUncached: boolean;
   /**
    * Paths of a reference load on the same server whose runs alternate with this one's (this, the
@@ -539,6 +542,25 @@ async function loadCursorCodec(build: Build): Promise<{ encode(payload: unknown)
     createCursorCodec(keys: Buffer[]): { encode(payload: unknown): string };
   };
   return module.createCursorCodec([Buffer.from(CURSOR_SECRET, 'utf8')]);
+}
+
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  'accept': 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'search_guides',
+};
+
+/** A 2026-07-28 tools/call of search_guides, as a client sends it. */
+function mcpSearchBody(query: string, id: number): string {
+  return JSON.stringify({
+    jsonrpc: '2.0', id, method: 'tools/call',
+    params: {
+      name: 'search_guides', arguments: { query, limit: PAGE },
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+    },
+  });
 }
 
 async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options): Promise<{ scenarios: Scenario[]; deepPage: number }> {
@@ -593,6 +615,15 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
     // start past list-early-pages' own, so its cursors are new again (never cached).
     { id: 'list-deep-pages', title: `list pages ${deepPage}+ by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(deepIndex, run), referencePaths: (run) => cursorPaths(0, run + runs + 1), isUncached: true },
   ];
+  // The MCP search tool against the REST search of the same texts, in alternating runs on one server
+  // (its target: at most 1.5 times the cost). Both pages hold 20 results; neither is ever cached.
+  const commonTexts = (run: number): string[] => slice(pools.common, perRunC1, 0, run);
+  scenarios.push({
+    id: 'mcp-search-common-c1', title: 'MCP tools/call search_guides, common terms, 1 connection (reference: GET ?q= of the same texts)',
+    logLevel: 'warn', connections: 1, expectStatus: 200, headers: MCP_HEADERS, paths: () => ['/mcp'],
+    bodies: (run) => commonTexts(run).map((query, id) => mcpSearchBody(query, id)),
+    referencePaths: (run) => commonTexts(run).map(search), isUncached: true,
+  });
   const kinds: [keyof QueryPools, string][] = [['common', 'common terms'], ['rare', 'rare terms'], ['twoTerm', 'two terms'], ['prefix', 'prefix']];
   for (const [kind, title] of kinds) {
     const pool = pools[kind].map(search);
@@ -632,6 +663,9 @@ interface ScenarioResult {
   /** With reference runs: the median of each run's p99 over the reference run's right after it. */
   referenceP99Ms?: number;
   p99Ratio?: number;
+  referenceRequestsPerSecond?: number;
+  /** With reference runs: the median of the reference's req/s over this scenario's (the time a request, relative). */
+  costRatio?: number;
   responseBytes: number;
   /** Medians of the runs' CPU time a request, by thread (Linux). */
   cpu?: ThreadCpu;
@@ -705,10 +739,11 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
     try {
       for (const scenario of group) {
         const headers = { ...scenario.headers };
-        const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers);
+        const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers, scenario.bodies?.(0)[0]);
         if (scenario.expectStatus === 304) headers['if-none-match'] = sample.headers.etag ?? '';
         const job = (run: number, seconds: number): LoadJob => ({
           url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,
+          ...(scenario.bodies ? { bodies: scenario.bodies(run) } : {}),
         });
         const warmed = warmPageCache(corpus.db);
         log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)${warmed > 2 ? `; ${warmed.toFixed(1)} s to read the database into the page cache first` : ''}`);
@@ -725,7 +760,12 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
         await baseline.request<boolean>({ response });
         const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: answered.status });
         const { referencePaths } = scenario;
-        const referenceJob = referencePaths && ((run: number, seconds: number): LoadJob => ({ ...job(run, seconds), paths: referencePaths(run) }));
+        // A reference is plain GETs of its paths (the MCP scenario's: the REST search).
+        const referenceJob = referencePaths && ((run: number, seconds: number): LoadJob => {
+          const own = job(run, seconds);
+          delete own.bodies;
+          return { ...own, headers: scenario.bodies ? {} : headers, paths: referencePaths(run) };
+        });
         await load.request<LoadResult>({ job: job(-1, options.warmup) });
         if (referenceJob) await load.request<LoadResult>({ job: referenceJob(-1, options.warmup) });
         await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
@@ -764,6 +804,8 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           ...(referenceJob ? {
             referenceP99Ms: median(runs.map((r) => r.reference?.p99Ms ?? Number.NaN)),
             p99Ratio: median(runs.map((r) => r.app.p99Ms / (r.reference?.p99Ms ?? Number.NaN))),
+            referenceRequestsPerSecond: median(runs.map((r) => r.reference?.requestsPerSecond ?? Number.NaN)),
+            costRatio: median(runs.map((r) => (r.reference?.requestsPerSecond ?? Number.NaN) / r.app.requestsPerSecond)),
           } : {}),
           responseBytes: sample.body.length,
           ...(runs.every((r) => r.cpu) ? {
@@ -778,7 +820,7 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           unexpected: runs.reduce((sum, r) => sum + r.app.unexpected + r.app.errors, 0),
         };
         if (result.unexpected > 0) log(`  ${result.unexpected} unexpected responses or errors: ${JSON.stringify(runs.map((r) => r.app.statusCounts))}`);
-        log(`  ${rps.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.ratio.toFixed(2)} × baseline (${result.baselineRequestsPerSecond.toFixed(0)} req/s, p99 ${result.baselineP99Ms.toFixed(2)} ms)${result.p99Ratio !== undefined ? `, p99 ${result.p99Ratio.toFixed(2)} × the alternating reference runs' (${result.referenceP99Ms?.toFixed(2)} ms)` : ''}`);
+        log(`  ${rps.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.ratio.toFixed(2)} × baseline (${result.baselineRequestsPerSecond.toFixed(0)} req/s, p99 ${result.baselineP99Ms.toFixed(2)} ms)${result.p99Ratio !== undefined ? `, p99 ${result.p99Ratio.toFixed(2)} × the alternating reference runs' (${result.referenceP99Ms?.toFixed(2)} ms), ${result.costRatio?.toFixed(2)} × their time a request (${result.referenceRequestsPerSecond?.toFixed(0)} req/s)` : ''}`);
         results.push(result);
       }
     } finally {

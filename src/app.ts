@@ -31,6 +31,7 @@ import { installProblemHandlers } from './http/problems.js';
 import { registerDiscoveryRoutes } from './http/routes/discovery.js';
 import { registerGuideRoutes } from './http/routes/guides.js';
 import { registerHealthRoutes } from './http/routes/health.js';
+import { MCP_CORS_ALLOWED_HEADERS, MCP_CORS_EXPOSED_HEADERS, MCP_PATH, registerMcpRoutes } from './http/routes/mcp.js';
 import { registerProductRoutes } from './http/routes/product.js';
 import { registerResourceRoutes } from './http/routes/resources.js';
 import { registerRootRoute } from './http/routes/root.js';
@@ -170,12 +171,11 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   });
 
   installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
+  const apiCors = { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], exposedHeaders: EXPOSED_HEADERS, strictPreflight: false, maxAge: 86_400 };
+  // Browser MCP clients POST JSON with the MCP headers, and read the protocol version and limits back.
+  const mcpCors = { ...apiCors, methods: ['POST', 'OPTIONS'], allowedHeaders: MCP_CORS_ALLOWED_HEADERS, exposedHeaders: MCP_CORS_EXPOSED_HEADERS };
   app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    exposedHeaders: EXPOSED_HEADERS,
-    strictPreflight: false,
-    maxAge: 86_400,
+    delegator: (request, callback) => callback(null, request.url === MCP_PATH ? mcpCors : apiCors),
   });
   // Each registers application-wide hooks, in this order, after CORS (so 414/429/503 keep CORS headers).
   registerHardening(app, config);
@@ -203,6 +203,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     registerOpenApiRoute(routes, context);
     registerDiscoveryRoutes(routes, context);
     registerHealthRoutes(routes, context);
+    registerMcpRoutes(routes, context);
   });
   app.register(async (instance) => registerDocs(instance, config));
   return app;

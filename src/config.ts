@@ -55,6 +55,8 @@ export interface Config {
   searchWorkers: number;
   /** SQLite: how the search workers share the CPU with the event loop (SEARCH_PRIORITY: idle, low or normal). */
   searchPriority: SearchPriority;
+  /** Origins (scheme://host[:port]) a browser may call POST /mcp from; empty: any. */
+  mcpAllowedOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -130,6 +132,18 @@ export function loadConfig(env: Env = process.env): Config {
   const searchPriority = (read('SEARCH_PRIORITY') ?? 'idle') as SearchPriority;
   if (!SEARCH_PRIORITIES.includes(searchPriority)) problems.push(`SEARCH_PRIORITY must be one of: ${SEARCH_PRIORITIES.join(', ')}`);
 
+  const mcpAllowedOrigins: string[] = [];
+  for (const entry of (read('MCP_ALLOWED_ORIGINS') ?? '*').split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (entry === '*') continue;
+    try {
+      const url = new URL(entry);
+      if (!['http:', 'https:'].includes(url.protocol) || url.origin !== entry.replace(/\/+$/, '')) throw new Error('shape');
+      mcpAllowedOrigins.push(url.origin);
+    } catch {
+      problems.push('MCP_ALLOWED_ORIGINS must be * (any) or comma-separated origins such as https://app.example.com or http://localhost:5173');
+    }
+  }
+
   const logLevel = (read('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}`);
 
@@ -163,6 +177,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchConcurrencyPerClient: integer('SEARCH_CONCURRENCY_PER_CLIENT', 4, 0, 10_000),
     searchWorkers: integer('SEARCH_WORKERS', 1, 0, 64),
     searchPriority,
+    mcpAllowedOrigins,
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(problems);

@@ -25,6 +25,9 @@ export const PROBLEM_TYPES = {
   'request-timeout': { status: 408, title: 'Request timeout',
     about: 'The client did not send a complete request in time; the connection is closed.',
     advice: 'Send the whole request at once; slow or stalled uploads of headers are cut off.' },
+  'payload-too-large': { status: 413, title: 'Payload too large',
+    about: 'The request body is larger than this server accepts.',
+    advice: 'Send one JSON-RPC message of at most 64 KiB to POST /mcp.' },
   'uri-too-long': { status: 414, title: 'URI too long',
     about: 'The request URL is longer than this server accepts.',
     advice: 'Shorten the query: `q` is at most 200 characters and cursors are short.' },
@@ -93,6 +96,7 @@ export class InvalidCursorError extends AppError {
   }
 }
 
+export const MCP_METHOD_NOT_ALLOWED_DETAIL = 'The MCP endpoint takes POST only: it keeps no sessions, so there is no GET stream and nothing to DELETE.';
 export const NOT_FOUND_DETAIL = 'There is no published guide or API resource at this URL.';
 export const RETRY_AFTER_SECONDS = 5;
 
@@ -183,7 +187,8 @@ export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorH
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      const name: ProblemName = status === 414 ? 'uri-too-long' : status === 431 ? 'request-header-fields-too-large' : 'bad-request';
+      const name: ProblemName = status === 413 ? 'payload-too-large' : status === 414 ? 'uri-too-long'
+        : status === 431 ? 'request-header-fields-too-large' : 'bad-request';
       return sendProblem(reply, problemBody(baseUrl, name, PROBLEM_TYPES[name].about));
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -172,13 +172,15 @@ export function checkResponse(document: unknown, response: ObservedResponse): Ch
     return { kind: 'notDescribed', key: `${method} ${match ? match.template : path} ${response.statusCode}` };
   }
 
-  // Every operation of this API is a GET (HEAD shares it); other methods get the 405 the GET declares.
-  const operation = doc.document.paths[match.template]?.get;
-  if (!operation) fail(response, `the document declares no GET for ${match.template}`);
+  // HEAD shares the GET; a method the path has no operation for gets the 405 that the path's
+  // operation declares (GET everywhere, POST on /mcp).
+  const item = doc.document.paths[match.template] ?? {};
+  const operation = item[method === 'HEAD' ? 'get' : method.toLowerCase()] ?? item.get ?? Object.values(item)[0];
+  if (!operation) fail(response, `the document declares no operation for ${match.template}`);
   const responses = operation.responses as Record<string, JsonObject> | undefined;
   const declared = responses?.[String(response.statusCode)];
   if (!declared) {
-    fail(response, `status ${response.statusCode} is not declared for GET ${match.template} (declared: ${Object.keys(responses ?? {}).join(', ')})`);
+    fail(response, `status ${response.statusCode} is not declared for ${method} ${match.template} (declared: ${Object.keys(responses ?? {}).join(', ')})`);
   }
 
   const content = declared.content as Record<string, JsonObject> | undefined;
@@ -192,7 +194,7 @@ export function checkResponse(document: unknown, response: ObservedResponse): Ch
     const pointer = `${match.template} ${response.statusCode} ${mediaType}`;
     const schema = content[mediaType].schema as JsonObject;
     const validate = validatorFor(doc, pointer, schema);
-    // A text body (Markdown) is checked as the string it is.
+    // A JSON body is checked parsed; any other (Markdown, an MCP event stream) as the string it is.
     if (mediaType.endsWith('json')) checkJson(response, validate, body);
     else if (!validate(body)) fail(response, `body does not match the declared schema: ${doc.ajv.errorsText(validate.errors)}`);
   } else if (mediaType && !content[mediaType]) {

@@ -5,23 +5,29 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../problems.js';
+import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL } from '../problems.js';
 import { globalPlugin } from './global-plugin.js';
 
 const READ_ONLY = ['GET', 'HEAD', 'OPTIONS'] as const;
 
-/** Paths that answer other methods than READ_ONLY, by exact path. */
-const METHODS_BY_PATH: Readonly<Record<string, readonly string[]>> = {};
+/** Paths that answer other methods than READ_ONLY, by exact path, and what their 405 says. */
+const METHODS_BY_PATH: Readonly<Record<string, { methods: readonly string[]; detail: string }>> = {
+  '/mcp': { methods: ['POST', 'OPTIONS'], detail: MCP_METHOD_NOT_ALLOWED_DETAIL },
+};
+
+function pathOf(url: string): string {
+  const queryStart = url.indexOf('?');
+  return queryStart === -1 ? url : url.slice(0, queryStart);
+}
 
 /** The methods `path` (without its query) answers. */
 export function allowedMethods(path: string): readonly string[] {
-  return Object.hasOwn(METHODS_BY_PATH, path) ? (METHODS_BY_PATH[path] as readonly string[]) : READ_ONLY;
+  return Object.hasOwn(METHODS_BY_PATH, path) ? (METHODS_BY_PATH[path]?.methods ?? READ_ONLY) : READ_ONLY;
 }
 
 /** The `Allow` header of the request target `url` (path and query). */
 export function allowHeader(url: string): string {
-  const queryStart = url.indexOf('?');
-  return allowedMethods(queryStart === -1 ? url : url.slice(0, queryStart)).join(', ');
+  return allowedMethods(pathOf(url)).join(', ');
 }
 
 function isAllowed(method: string | undefined, url: string): boolean {
@@ -30,9 +36,9 @@ function isAllowed(method: string | undefined, url: string): boolean {
 
 /** The 405 problem for `url`: its detail says what the path answers instead. */
 export function methodNotAllowed(url: string): AppError {
-  const allow = allowHeader(url);
-  const detail = allow === READ_ONLY.join(', ') ? 'This API is read-only: use GET or HEAD.' : `This resource answers ${allow} only.`;
-  return new AppError('method-not-allowed', detail, { headers: { allow } });
+  const path = pathOf(url);
+  const detail = Object.hasOwn(METHODS_BY_PATH, path) ? METHODS_BY_PATH[path]?.detail : undefined;
+  return new AppError('method-not-allowed', detail ?? 'This API is read-only: use GET or HEAD.', { headers: { allow: allowHeader(url) } });
 }
 
 export function registerMethodRule(app: FastifyInstance): void {

@@ -58,6 +58,7 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
       // Alphabetical, as Spectral's openapi-tags-alphabetical asks.
       tags: [
         { name: 'guides', description: 'Published guides: list, search, read' },
+        { name: 'mcp', description: 'Model Context Protocol server for agents' },
         { name: 'product', description: 'What this service is and can do' },
         { name: 'resources', description: 'Official links for agents' },
       ],

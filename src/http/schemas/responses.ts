@@ -133,7 +133,7 @@ export interface OperationResponseOptions {
   badRequestExamples?: Record<string, NamedExample>;
 }
 
-function problemResponse(description: string, examples: Record<string, NamedExample>, extraHeaders: readonly HeaderName[] = []) {
+export function problemResponse(description: string, examples: Record<string, NamedExample>, extraHeaders: readonly HeaderName[] = []) {
   return {
     description,
     headers: { ...pickHeaders([...EVERY_RESPONSE, ...extraHeaders]), 'Cache-Control': PROBLEM_CACHE_CONTROL },
@@ -141,7 +141,7 @@ function problemResponse(description: string, examples: Record<string, NamedExam
   };
 }
 
-function problemExample(base: string, name: ProblemName, summary: string, detail: string, errors?: Parameters<typeof problemBody>[3]): NamedExample {
+export function problemExample(base: string, name: ProblemName, summary: string, detail: string, errors?: Parameters<typeof problemBody>[3]): NamedExample {
   return { summary, value: problemBody(base, name, detail, errors) };
 }
 

@@ -70,12 +70,16 @@ describe('/openapi.json', () => {
       license: { name: 'CC BY 4.0', url: 'https://creativecommons.org/licenses/by/4.0/' },
       termsOfService: 'https://guides.example.com/terms',
     });
-    expect(doc.tags.map((tag) => tag.name)).toEqual(['guides', 'product', 'resources']);
+    expect(doc.tags.map((tag) => tag.name)).toEqual(['guides', 'mcp', 'product', 'resources']);
   });
 
-  it('describes exactly the seven operations, each with operationId, summary, description and a defined tag', () => {
+  it('describes exactly the seven read operations and POST /mcp, each with operationId, summary, description and a defined tag', () => {
     const operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((method) => `${method} ${p}`));
-    expect(operations.sort()).toEqual(Object.values(OPERATIONS).map((p) => `get ${p}`).sort());
+    expect(operations.sort()).toEqual([...Object.values(OPERATIONS).map((p) => `get ${p}`), 'post /mcp'].sort());
+    const mcp = (doc.paths['/mcp'] as unknown as { post: Operation & { requestBody: { content: Record<string, unknown> } } }).post;
+    expect(mcp).toMatchObject({ operationId: 'mcp', tags: ['mcp'] });
+    expect(Object.keys(mcp.requestBody.content)).toEqual(['application/json']);
+    expect(Object.keys(mcp.responses).sort()).toEqual(['200', '202', '400', '403', '404', '405', '406', '413', '415', '429', '500', '503']);
     for (const [id, p] of Object.entries(OPERATIONS)) {
       const op = doc.paths[p]!.get;
       expect(op.operationId).toBe(id);
