@@ -5,6 +5,11 @@ import type { Config } from './config.js';
 import type { GuideStore } from './store/guide-store.js';
 import { openStore, sqliteFileOf } from './store/open-store.js';
 
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^(::ffff:)?127\./.test(host);
+}
+
 export interface RunningServer {
   close(): Promise<void>;
 }
@@ -12,6 +17,11 @@ export interface RunningServer {
 /** Starts serving; resolves once listening. Installs SIGTERM/SIGINT handlers when `handleSignals`. */
 export async function startServer(config: Config, options: { handleSignals?: boolean } = {}): Promise<RunningServer> {
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  if (!isLoopback(config.host) && config.publicBaseUrl === `http://localhost:${config.port}`) {
+    // Every absolute link (list pages, cursors' next links, OpenAPI servers, /docs) would point clients at their own machine.
+    logger.warn({ host: config.host, publicBaseUrl: config.publicBaseUrl },
+      'PUBLIC_BASE_URL is left at its default while HOST is not a loopback address: every absolute link points at localhost; set PUBLIC_BASE_URL to the URL clients reach this service at');
+  }
   const running: { close?: () => Promise<void> } = {};
   let stopSignal: NodeJS.Signals | undefined;
   const shutDown = (signal: NodeJS.Signals, stop: () => Promise<void>): void => {

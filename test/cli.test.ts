@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
+import { POSTGRES_ADMIN_URL, requirePostgres } from './helpers/postgres-database.js';
 import { freePort } from './helpers/redis-server.js';
 
 const run = promisify(execFile);
@@ -155,6 +156,48 @@ describe('guides (other commands)', () => {
     expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
     const folders = ours();
     expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
+  });
+});
+
+describe.runIf(await requirePostgres('the CLI\'s PostgreSQL connection errors'))('guides on a PostgreSQL URL it cannot use', () => {
+  const urlWith = (change: (url: URL) => void): string => {
+    const url = new URL(POSTGRES_ADMIN_URL);
+    change(url);
+    return url.toString();
+  };
+  const server = (url: string): string => `PostgreSQL at ${new URL(url).hostname}:${new URL(url).port || '5432'}`;
+
+  it('says the server refused the connection, with host, port and database', async () => {
+    const port = await freePort();
+    const url = urlWith((u) => {
+      u.port = String(port);
+      u.pathname = '/guides_somewhere';
+    });
+    const result = await guides(['migrate'], { DATABASE_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`PostgreSQL at ${new URL(url).hostname}:${port} refused the connection`);
+    expect(result.stderr).toContain('database "guides_somewhere"');
+  });
+
+  it('says the database does not exist', async () => {
+    const url = urlWith((u) => {
+      u.pathname = `/guides_missing_${process.pid}`;
+    });
+    const result = await guides(['migrate'], { DATABASE_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${server(url)} has no database "guides_missing_${process.pid}" (SQLSTATE 3D000)`);
+  });
+
+  it('says authentication failed, naming the user but never the password', async () => {
+    // A role that does not exist fails authentication (28000) even where trust accepts any existing one.
+    const url = urlWith((u) => {
+      u.username = 'guides_no_such_role';
+      u.password = 'hunter2-secret';
+    });
+    const result = await guides(['serve'], { DATABASE_URL: url, PORT: '0' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`${server(url).replaceAll('.', '\\.')} refused user "guides_no_such_role" for database "[^"]+": authentication failed \\(SQLSTATE 28(000|P01)\\)`));
+    expect(result.stderr + result.stdout).not.toContain('hunter2');
   });
 });
 

@@ -290,3 +290,24 @@ describe('the V8 heap growth guides serve sets', () => {
   });
 
 });
+
+describe('guides serve: the start-up warning about PUBLIC_BASE_URL', () => {
+  const warnings = (logs: Array<Record<string, unknown>>): unknown[] => logs.filter((line) => line.level === 40 && String(line.msg).includes('PUBLIC_BASE_URL')).map((line) => line.msg);
+
+  it('warns when HOST is public and PUBLIC_BASE_URL is left at localhost, and not otherwise', async () => {
+    const exposed = await serve([], { HOST: '0.0.0.0' });
+    await until(() => exposed.logs.some((line) => line.msg === 'ready'), 'ready');
+    expect(warnings(exposed.logs)).toEqual([expect.stringContaining('PUBLIC_BASE_URL is left at its default while HOST is not a loopback address')]);
+    exposed.child.kill('SIGTERM');
+    expect(await exposed.exited).toBe(0);
+
+    const configured = await serve([], { HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://guides.example.com' });
+    const loopback = await serve([]);
+    for (const served of [configured, loopback]) {
+      await until(() => served.logs.some((line) => line.msg === 'ready'), 'ready');
+      expect(warnings(served.logs)).toEqual([]);
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    }
+  });
+});
