@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -309,5 +309,34 @@ describe('guides serve: the start-up warning about PUBLIC_BASE_URL', () => {
       served.child.kill('SIGTERM');
       expect(await served.exited).toBe(0);
     }
+  });
+});
+
+describe('guides serve --watch', () => {
+  it('serves a changed file within 5 s, and keeps the last good content while a file is broken', async () => {
+    const dir = makeTempDir('guides-watch-');
+    dirs.push(dir);
+    const content = path.join(dir, 'content');
+    cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+    const served = await serve(['--watch'], { CONTENT_DIR: content });
+    const title = async (slug: string): Promise<string | undefined> => {
+      const response = await fetch(`${served.base}/api/v1/guides/${slug}`);
+      return response.ok ? ((await response.json()) as { title: string }).title : undefined;
+    };
+    await until(() => served.logs.some((line) => line.msg === 'watching the content folder: a change is imported'), 'the watcher');
+    const first = path.join(content, 'guides', 'first-guide.md');
+    const original = readFileSync(first, 'utf8');
+    writeFileSync(first, original.replace(/^title: .*$/m, 'title: Edited While Serving'));
+    await until(async () => (await title('first-guide')) === 'Edited While Serving', 'the edited title', 5000);
+
+    const secondTitle = await title('second-guide');
+    const second = path.join(content, 'guides', 'second-guide.md');
+    writeFileSync(second, readFileSync(second, 'utf8').replace(/^title: .*\n/m, ''));
+    await until(() => served.logs.some((line) => line.level === 50 && String(line.msg).includes('guides/second-guide.md [title]: is required')), 'the problem logged', 5000);
+    expect(await title('second-guide')).toBe(secondTitle);
+    expect(await title('first-guide')).toBe('Edited While Serving');
+
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
   });
 });

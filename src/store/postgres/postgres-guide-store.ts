@@ -323,6 +323,8 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     },
     listPublishedIndex: () => query<GuideIndexEntry>(SQL.index),
     importContent,
+    existingGuides: async () => (await query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing))
+      .map((row) => ({ slug: row.slug, status: row.status, contentHash: row.content_hash })),
     cursorKey: async () => {
       // migrate() normally made it. Otherwise two instances may race here: ON CONFLICT DO NOTHING
       // keeps the first key, and both read that one back.
