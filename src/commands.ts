@@ -131,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== spec.positionals) {
-    throw new UsageError(spec.positionals === 0 ? `${first} takes no arguments` : `${first} takes exactly ${spec.positionals} argument(s)`, first);
+    // Only import takes an argument.
+    throw new UsageError(spec.positionals === 0 ? `${first} takes no arguments` : `${first} takes exactly one argument: the content folder`, first);
   }
   switch (first) {
     case 'serve': {

@@ -184,8 +184,8 @@ describe('guides (other commands)', () => {
   it('answers usage errors with exit 2 and where to read the usage', async () => {
     for (const [args, said] of [
       [['frobnicate'], 'guides: unknown command: frobnicate; the commands are serve, import, migrate'],
-      [['import'], 'guides import: import takes exactly 1 argument(s)'],
-      [['import', 'a', 'b'], 'guides import: import takes exactly 1 argument(s)'],
+      [['import'], 'guides import: import takes exactly one argument: the content folder'],
+      [['import', 'a', 'b'], 'guides import: import takes exactly one argument: the content folder'],
       [['migrate', '--workers', '2'], 'guides migrate: unknown option --workers; the options are --help'],
       [['serve', '--wokers', '2'], 'guides serve: unknown option --wokers; did you mean --workers?'],
       [['import', 'content', '--dryrun'], 'guides import: unknown option --dryrun; did you mean --dry-run?'],
