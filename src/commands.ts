@@ -38,8 +38,10 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 }
 
 /** The import's progress on a terminal: files read, validated and written, with their rate; then the commit. */
-function importProgress(bars: typeof CliProgress): { onGuideParsed: (done: number, total: number) => void; stop: () => void } {
+function importProgress(bars: typeof CliProgress, dryRun: boolean): { onGuideParsed: (done: number, total: number) => void; stop: () => void } {
   let bar: CliProgress.SingleBar | undefined;
+  const reading = dryRun ? 'reading, validating, planning' : 'reading, validating, writing';
+  const finishing = dryRun ? 'planning' : 'committing';
   const startedAt = Date.now();
   const rate = (done: number): string => (done / Math.max((Date.now() - startedAt) / 1000, 0.001)).toFixed(0);
   return {
@@ -47,10 +49,10 @@ function importProgress(bars: typeof CliProgress): { onGuideParsed: (done: numbe
       if (!process.stderr.isTTY || total < PROGRESS_THRESHOLD) return;
       if (!bar) {
         bar = new bars.SingleBar({ stream: process.stderr, format: 'Importing {bar} {value}/{total} files | {rate} files/s | {phase}' }, bars.Presets.shades_classic);
-        bar.start(total, 0, { rate: '0', phase: 'reading, validating, writing' });
+        bar.start(total, 0, { rate: '0', phase: reading });
       }
       // The last guide read, the transaction still has its commit (and SQLite its search index) to write.
-      bar.update(done, { rate: rate(done), phase: done === total ? 'committing' : 'reading, validating, writing' });
+      bar.update(done, { rate: rate(done), phase: done === total ? finishing : reading });
     },
     stop: () => {
       if (!bar) return;
@@ -71,7 +73,7 @@ async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<
   const file = sqliteFileOf(config.databaseUrl);
   const databaseUrl = dryRun && file !== undefined && file !== ':memory:' && !existsSync(file) ? 'sqlite::memory:' : config.databaseUrl;
   const store = await openStore({ databaseUrl, poolSize: 2 });
-  const progress = importProgress(bars);
+  const progress = importProgress(bars, dryRun);
   try {
     await store.migrate();
     const load = dryRun ? planContentFolder : importContentFolder;
