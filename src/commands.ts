@@ -1,60 +1,89 @@
 /** The `guides` command: serve | import <dir> | migrate (started by cli.ts). */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { SingleBar } from 'cli-progress';
+import type { ParseArgsConfig } from 'node:util';
+import type * as CliProgress from 'cli-progress';
+import { COMMANDS, USAGE, unknownOptionMessage } from './command-specs.js';
 import { ConfigError, loadConfig } from './config.js';
 import { formatProblem } from './content/problems.js';
 import { openStore } from './store/open-store.js';
 import { SOFTWARE_VERSION } from './version.js';
 
-const USAGE = `Usage: guides <command> [options]
-
-Commands:
-  serve [--workers N|auto]  migrate the database, then serve (imports CONTENT_DIR into an empty embedded database)
-  import <dir>              validate a content folder and load it; exit 1 with every problem listed, nothing changed
-  migrate                   create or upgrade the database schema, then exit
-
-Options:
-  -h, --help                show this help
-  -v, --version             show the version
-
-Configuration comes from environment variables (DATABASE_URL, PORT, HOST, PUBLIC_BASE_URL, CONTENT_DIR,
-CURSOR_SECRET, REDIS_URL, RATE_LIMIT_PER_MINUTE, TRUST_PROXY, LOG_LEVEL, ...): see the README.`;
-
 /** Files at which import shows a progress bar (on a terminal only). */
 const PROGRESS_THRESHOLD = 50;
 
-class UsageError extends Error {}
+/** A command line that does not say what to do: exit 2, with where to read how. */
+class UsageError extends Error {
+  readonly command: string | undefined;
+  constructor(message: string, command?: string) {
+    super(message);
+    this.command = command;
+  }
+}
 
-async function runImport(dir: string): Promise<number> {
+const GLOBAL_OPTIONS = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } } as const;
+
+/** parseArgs, strict, with an unknown option named with the closest known one. */
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, command?: string) {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'option' && !Object.hasOwn(options, token.name)) throw new UsageError(unknownOptionMessage(token.rawName, options), command);
+  }
+  try {
+    return parseArgs({ args, options, allowPositionals: true });
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((error as Error).message, command);
+    throw error;
+  }
+}
+
+/** The import's progress on a terminal: files read, validated and written, with their rate; then the commit. */
+function importProgress(bars: typeof CliProgress, dryRun: boolean): { onGuideParsed: (done: number, total: number) => void; stop: () => void } {
+  let bar: CliProgress.SingleBar | undefined;
+  const reading = dryRun ? 'reading, validating, planning' : 'reading, validating, writing';
+  const finishing = dryRun ? 'planning' : 'committing';
+  const startedAt = Date.now();
+  const rate = (done: number): string => (done / Math.max((Date.now() - startedAt) / 1000, 0.001)).toFixed(0);
+  return {
+    onGuideParsed: (done, total) => {
+      if (!process.stderr.isTTY || total < PROGRESS_THRESHOLD) return;
+      if (!bar) {
+        bar = new bars.SingleBar({ stream: process.stderr, format: 'Importing {bar} {value}/{total} files | {rate} files/s | {phase}' }, bars.Presets.shades_classic);
+        bar.start(total, 0, { rate: '0', phase: reading });
+      }
+      // The last guide read, the transaction still has its commit (and SQLite its search index) to write.
+      bar.update(done, { rate: rate(done), phase: done === total ? finishing : reading });
+    },
+    stop: () => {
+      if (!bar) return;
+      bar.update({ phase: 'done' });
+      bar.stop();
+    },
+  };
+}
+
+async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<number> {
   // Loaded by the commands that use them: `guides serve` on an imported database never needs the
   // content parsers (YAML, front matter, Markdown) or the progress bar, and starts sooner without.
-  const [{ SingleBar, Presets }, { formatImportSummary, importContentFolder }] = await Promise.all([
-    import('cli-progress'), import('./content/import-content.js'),
+  const [bars, { formatImportSummary, importContentFolder, planContentFolder }, { existsSync }, { sqliteFileOf }] = await Promise.all([
+    import('cli-progress'), import('./content/import-content.js'), import('node:fs'), import('./store/open-store.js'),
   ]);
   const config = loadConfig();
-  const store = await openStore({ databaseUrl: config.databaseUrl, poolSize: 2 });
+  // A dry run against an embedded database that does not exist yet plans against an empty one, and leaves no file behind.
+  const file = sqliteFileOf(config.databaseUrl);
+  const databaseUrl = dryRun && file !== undefined && file !== ':memory:' && !existsSync(file) ? 'sqlite::memory:' : config.databaseUrl;
+  const store = await openStore({ databaseUrl, poolSize: 2 });
+  const progress = importProgress(bars, dryRun);
   try {
     await store.migrate();
-    let bar: SingleBar | undefined;
-    const result = await importContentFolder(store, path.resolve(dir), {
-      maxGuideBytes: config.maxGuideBytes,
-      onGuideParsed: (done, total) => {
-        if (!process.stderr.isTTY || total < PROGRESS_THRESHOLD) return;
-        if (!bar) {
-          bar = new SingleBar({ stream: process.stderr, format: 'Validating {bar} {value}/{total} files' }, Presets.shades_classic);
-          bar.start(total, 0);
-        }
-        bar.update(done);
-        if (done === total) bar.stop();
-      },
-    });
+    const load = dryRun ? planContentFolder : importContentFolder;
+    const result = await load(store, path.resolve(dir), { maxGuideBytes: config.maxGuideBytes, onGuideParsed: progress.onGuideParsed }).finally(progress.stop);
     if (!result.summary) {
       console.error(`Import refused: ${result.problems.length} problem(s) found; nothing was changed.`);
       for (const problem of result.problems) console.error(`  ${formatProblem(problem)}`);
       return 1;
     }
-    console.log(formatImportSummary(result.summary, result.guideFileCount));
+    console.log(formatImportSummary(result.summary, result.guideFileCount, { dryRun }));
     return 0;
   } finally {
     await store.close();
@@ -73,40 +102,49 @@ async function runMigrate(): Promise<number> {
   }
 }
 
+function isCommand(name: string | undefined): name is keyof typeof COMMANDS {
+  return name !== undefined && Object.hasOwn(COMMANDS, name);
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-      workers: { type: 'string' },
-    },
-  });
-  if (values.version) {
-    console.log(SOFTWARE_VERSION);
+  const [first, ...rest] = argv;
+  if (!isCommand(first)) {
+    const { values, positionals } = parse(argv, GLOBAL_OPTIONS);
+    const [command, topic] = positionals;
+    if (values.version) {
+      console.log(SOFTWARE_VERSION);
+      return 0;
+    }
+    if (values.help || command === 'help') {
+      const about = values.help ? command : topic;
+      console.log(isCommand(about) ? COMMANDS[about].help : USAGE);
+      return 0;
+    }
+    if (command === undefined) {
+      console.error(USAGE);
+      return 2;
+    }
+    throw new UsageError(`unknown command: ${command.slice(0, 40)}; the commands are ${Object.keys(COMMANDS).join(', ')}`);
+  }
+  const spec = COMMANDS[first];
+  const { values, positionals } = parse(rest, spec.options, first);
+  if (values.help) {
+    console.log(spec.help);
     return 0;
   }
-  const [command, ...rest] = positionals;
-  if (values.help || command === undefined || command === 'help') {
-    console.log(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
+  if (positionals.length !== spec.positionals) {
+    // Only import takes an argument.
+    throw new UsageError(spec.positionals === 0 ? `${first} takes no arguments` : `${first} takes exactly one argument: the content folder`, first);
   }
-  if (command !== 'serve' && values.workers !== undefined) throw new UsageError('--workers goes with serve');
-  switch (command) {
+  switch (first) {
     case 'serve': {
-      if (rest.length > 0) throw new UsageError('serve takes no arguments');
       const { runServe } = await import('./serve-command.js');
-      return runServe(loadConfig(), values.workers);
+      return runServe(loadConfig(), { workers: values.workers as string | undefined, watch: values.watch === true });
     }
     case 'import':
-      if (rest.length !== 1 || !rest[0]) throw new UsageError('import takes exactly one argument: the content folder');
-      return runImport(rest[0]);
+      return runImport(positionals[0] as string, { dryRun: values['dry-run'] === true });
     case 'migrate':
-      if (rest.length > 0) throw new UsageError('migrate takes no arguments');
       return runMigrate();
-    default:
-      throw new UsageError(`unknown command: ${command.slice(0, 40)}`);
   }
 }
 
@@ -119,7 +157,10 @@ main(process.argv.slice(2)).then(
       console.error(error.message);
       process.exitCode = 1;
     } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`guides: ${(error as Error).message}\n\n${USAGE}`);
+      // Other ERR_PARSE_ARGS errors are serve-command.ts's, on the values of serve's options.
+      const where = error instanceof UsageError ? error.command : 'serve';
+      const command = where === undefined ? 'guides' : `guides ${where}`;
+      console.error(`${command}: ${(error as Error).message}\nRun ${command} --help for its usage.`);
       process.exitCode = 2;
     } else {
       console.error(`guides: ${error instanceof Error ? error.message : String(error)}`);

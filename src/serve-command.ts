@@ -40,15 +40,29 @@ function limitHeapGrowth(): void {
   if (flag !== undefined) setFlagsFromString(flag);
 }
 
-export async function runServe(config: Config, workersOption: string | undefined): Promise<number> {
-  const workers = parseWorkers(workersOption);
+export interface ServeOptions {
+  /** --workers: a number, auto, or undefined for one process. */
+  workers: string | undefined;
+  /** --watch: import CONTENT_DIR again after each change in it. */
+  watch: boolean;
+}
+
+export async function runServe(config: Config, options: ServeOptions): Promise<number> {
+  const workers = parseWorkers(options.workers);
+  if (options.watch) {
+    if (workers !== 1) throw Object.assign(new Error('--watch runs one process: leave out --workers'), { code: 'ERR_PARSE_ARGS_WATCH' });
+    // Several instances on PostgreSQL each watching a folder would import it against each other.
+    if (!config.databaseUrl.startsWith('sqlite:')) {
+      throw new Error('--watch works on the embedded database only (DATABASE_URL=sqlite:<file>); on PostgreSQL, run guides import after each change');
+    }
+  }
   if (workers === 1 || !cluster.isPrimary) {
     limitHeapGrowth();
     // Loaded here, not at the top: the primary never needs the HTTP stack, and loading less before
     // installing its signal handlers leaves less time in which a signal kills it outright.
     const { startServer } = await import('./server.js');
     try {
-      await startServer(config, { handleSignals: true });
+      await startServer(config, { handleSignals: true, watchContent: options.watch });
     } catch (error) {
       // A worker process's channel to the primary would keep it alive: leave, so that it exits
       // with the error. (worker.disconnect(), not process.disconnect(): after the latter the

@@ -2,16 +2,34 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import type { ContentWatcher } from './content/watch-content.js';
 import type { GuideStore } from './store/guide-store.js';
 import { openStore, sqliteFileOf } from './store/open-store.js';
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^(::ffff:)?127\./.test(host);
+}
 
 export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts serving; resolves once listening. Installs SIGTERM/SIGINT handlers when `handleSignals`. */
-export async function startServer(config: Config, options: { handleSignals?: boolean } = {}): Promise<RunningServer> {
+export interface StartOptions {
+  /** Install SIGTERM/SIGINT handlers that drain and exit. */
+  handleSignals?: boolean;
+  /** Import CONTENT_DIR again whenever a file in it changes (`serve --watch`; embedded database only). */
+  watchContent?: boolean;
+}
+
+/** Starts serving; resolves once listening. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
+  if (!isLoopback(config.host) && config.publicBaseUrl === `http://localhost:${config.port}`) {
+    // Every absolute link (list pages, cursors' next links, OpenAPI servers, /docs) would point clients at their own machine.
+    logger.warn({ host: config.host, publicBaseUrl: config.publicBaseUrl },
+      'PUBLIC_BASE_URL is left at its default while HOST is not a loopback address: every absolute link points at localhost; set PUBLIC_BASE_URL to the URL clients reach this service at');
+  }
   const running: { close?: () => Promise<void> } = {};
   let stopSignal: NodeJS.Signals | undefined;
   const shutDown = (signal: NodeJS.Signals, stop: () => Promise<void>): void => {
@@ -53,6 +71,7 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     }
   }
   const app = buildApp({ config, store, logger });
+  let watcher: ContentWatcher | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -61,6 +80,7 @@ export async function startServer(config: Config, options: { handleSignals?: boo
         process.exit(1);
       }, config.shutdownGraceMs);
       timer.unref();
+      await watcher?.close();
       await app.close();
       await store.close();
       clearTimeout(timer);
@@ -77,6 +97,11 @@ export async function startServer(config: Config, options: { handleSignals?: boo
     throw error;
   }
   logger.info({ url: config.publicBaseUrl }, 'ready');
+  if (options.watchContent) {
+    if (sqliteFileOf(config.databaseUrl) === undefined) throw new Error('--watch works on the embedded database only');
+    const { watchContentFolder } = await import('./content/watch-content.js');
+    watcher = watchContentFolder(config.contentDir, store, logger, { maxGuideBytes: config.maxGuideBytes });
+  }
 
   running.close = close;
   // A signal that arrived while starting: stop now that there is something to stop.

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from './helpers/build-test-app.js';
+import { POSTGRES_ADMIN_URL, createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
 import { freePort } from './helpers/redis-server.js';
 
 const run = promisify(execFile);
@@ -112,9 +113,57 @@ describe('guides import', () => {
     // `script` gives the child a pseudo-terminal, as a person's shell would.
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} import ${JSON.stringify(dir)}`;
     const result = await run('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` } });
-    expect(result.stdout).toContain('Validating');
-    expect(result.stdout).toContain('62/62 files');
+    // The bar covers the whole import: files read, validated and written, their rate, then the commit.
+    expect(result.stdout).toMatch(/Importing .* 62\/62 files \| \d+ files\/s \| done/);
     expect(result.stdout).toContain('62 created');
+    // Not on a terminal: no bar at all.
+    rmSync(path.join(dir, 'g.db'));
+    const quiet = await guides(['import', dir], { DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.stdout).not.toContain('Importing');
+  });
+
+  it('--dry-run prints the plan and writes nothing', async () => {
+    const dir = tempDir();
+    const content = path.join(dir, 'content');
+    cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+    const db = path.join(dir, 'g.db');
+    const env = { DATABASE_URL: `sqlite:${db}` };
+    // Against a database that does not exist yet: the plan of a first import, and no file made.
+    const first = await guides(['import', content, '--dry-run'], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('Dry run, nothing written: importing 2 guide file(s) would give 2 created, 0 updated, 0 unchanged, 0 moved between states.');
+    expect(first.stdout).toContain('created: first-guide, second-guide');
+    expect(first.stdout).toContain('Content version after the import: 1.');
+    expect(existsSync(db)).toBe(false);
+
+    await guides(['import', content], env);
+    const before = await snapshot(db);
+    const bytes = readFileSync(db);
+    rmSync(path.join(content, 'guides', 'first-guide.md'));
+    const second = path.join(content, 'guides', 'second-guide.md');
+    writeFileSync(second, readFileSync(second, 'utf8').replace('status: published', 'status: retained'));
+    writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n');
+    const plan = await guides(['import', content, '--dry-run'], env);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('would give 1 created, 1 updated, 0 unchanged, 2 moved between states.');
+    expect(plan.stdout).toContain('moved: second-guide (published → retained)');
+    expect(plan.stdout).toContain('moved: first-guide (published → archived)');
+    expect(plan.stdout).toContain('Content version after the import: 2.');
+    expect(await snapshot(db)).toBe(before);
+    expect(readFileSync(db).equals(bytes)).toBe(true);
+
+    // The plan is what the import then does.
+    const applied = await guides(['import', content], env);
+    expect(applied.stdout).toContain('Imported 2 guide file(s): 1 created, 1 updated, 0 unchanged, 2 moved between states.');
+    expect(applied.stdout).toContain('Content version: 2.');
+
+    // A broken folder: refused as an import is, every problem listed.
+    writeFileSync(path.join(content, 'guides', 'broken.md'), '---\nsummary: No title.\n---\nText.\n');
+    const broken = await guides(['import', content, '--dry-run'], env);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('guides/broken.md [title]: is required');
   });
 });
 
@@ -132,14 +181,48 @@ describe('guides (other commands)', () => {
     expect(result.stderr).toContain('- SEARCH_PRIORITY must be one of: idle, low, normal');
   });
 
-  it('answers usage errors with exit 2 and the usage text', async () => {
-    for (const args of [['frobnicate'], ['import'], ['import', 'a', 'b'], ['migrate', '--workers', '2'], ['--nope']]) {
-      const result = await guides(args);
+  it('answers usage errors with exit 2 and where to read the usage', async () => {
+    for (const [args, said] of [
+      [['frobnicate'], 'guides: unknown command: frobnicate; the commands are serve, import, migrate'],
+      [['import'], 'guides import: import takes exactly one argument: the content folder'],
+      [['import', 'a', 'b'], 'guides import: import takes exactly one argument: the content folder'],
+      [['migrate', '--workers', '2'], 'guides migrate: unknown option --workers; the options are --help'],
+      [['serve', '--wokers', '2'], 'guides serve: unknown option --wokers; did you mean --workers?'],
+      [['import', 'content', '--dryrun'], 'guides import: unknown option --dryrun; did you mean --dry-run?'],
+      [['serve', '--watch', '--workers', '2'], 'guides serve: --watch runs one process: leave out --workers'],
+      [['--nope'], 'guides: unknown option --nope; the options are --help, --version'],
+    ] as const) {
+      const result = await guides([...args]);
       expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stderr, args.join(' ')).toContain('Usage: guides <command>');
+      expect(result.stderr, args.join(' ')).toContain(said);
+      expect(result.stderr, args.join(' ')).toMatch(/Run guides( \w+)? --help for its usage\./);
     }
+    expect((await guides([])).code).toBe(2);
     expect((await guides(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-    expect((await guides(['--help'])).code).toBe(0);
+  });
+
+  it('gives each command its own help: arguments, options, the variables it reads, exit codes', async () => {
+    const general = await guides(['--help']);
+    expect(general.code).toBe(0);
+    for (const command of ['serve', 'import <dir>', 'migrate']) expect(general.stdout).toContain(`  ${command}`);
+    const helps = new Map<string, string>();
+    for (const command of ['serve', 'import', 'migrate']) {
+      const help = await guides([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`^Usage: guides ${command}`));
+      expect(help.stdout, command).toContain('Exit codes: 0 done, 1 refused or failed (the reason on stderr), 2 usage error.');
+      expect((await guides(['help', command])).stdout, command).toBe(help.stdout);
+      helps.set(command, help.stdout);
+    }
+    expect(helps.get('serve')).toMatch(/--watch[\s\S]*Reads: DATABASE_URL, PORT, HOST, PUBLIC_BASE_URL, CONTENT_DIR/);
+    expect(helps.get('import')).toMatch(/Usage: guides import <dir> \[--dry-run\][\s\S]*Reads: DATABASE_URL\./);
+    expect(helps.get('migrate')).not.toContain('--dry-run');
+  });
+
+  it('refuses serve --watch on PostgreSQL, saying why', async () => {
+    const result = await guides(['serve', '--watch'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/guides' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('--watch works on the embedded database only');
   });
 
   // Node 22.1+ (production's runtimes); Node 20 has no compile cache and the CLI goes without.
@@ -155,6 +238,67 @@ describe('guides (other commands)', () => {
     expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
     const folders = ours();
     expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
+  });
+});
+
+describe.runIf(await requirePostgres('the CLI\'s PostgreSQL connection errors'))('guides on a PostgreSQL URL it cannot use', () => {
+  const urlWith = (change: (url: URL) => void): string => {
+    const url = new URL(POSTGRES_ADMIN_URL);
+    change(url);
+    return url.toString();
+  };
+  const server = (url: string): string => `PostgreSQL at ${new URL(url).hostname}:${new URL(url).port || '5432'}`;
+
+  it('plans a dry run against PostgreSQL too, writing no content', async () => {
+    const database = await createTestDatabase();
+    try {
+      const env = { DATABASE_URL: database.url };
+      const content = path.join(tempDir(), 'content');
+      cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+      expect((await guides(['import', content], env)).code).toBe(0);
+      writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n');
+      for (let run = 0; run < 2; run += 1) {
+        const plan = await guides(['import', content, '--dry-run'], env);
+        expect(plan.stdout).toContain('would give 1 created, 0 updated, 2 unchanged, 0 moved between states.');
+        expect(plan.stdout).toContain('Content version after the import: 2.');
+      }
+      expect((await guides(['import', content], env)).stdout).toContain('Content version: 2.');
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('says the server refused the connection, with host, port and database', async () => {
+    const port = await freePort();
+    const url = urlWith((u) => {
+      u.port = String(port);
+      u.pathname = '/guides_somewhere';
+    });
+    const result = await guides(['migrate'], { DATABASE_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`PostgreSQL at ${new URL(url).hostname}:${port} refused the connection`);
+    expect(result.stderr).toContain('database "guides_somewhere"');
+  });
+
+  it('says the database does not exist', async () => {
+    const url = urlWith((u) => {
+      u.pathname = `/guides_missing_${process.pid}`;
+    });
+    const result = await guides(['migrate'], { DATABASE_URL: url });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${server(url)} has no database "guides_missing_${process.pid}" (SQLSTATE 3D000)`);
+  });
+
+  it('says authentication failed, naming the user but never the password', async () => {
+    // A role that does not exist fails authentication (28000) even where trust accepts any existing one.
+    const url = urlWith((u) => {
+      u.username = 'guides_no_such_role';
+      u.password = 'hunter2-secret';
+    });
+    const result = await guides(['serve'], { DATABASE_URL: url, PORT: '0' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`${server(url).replaceAll('.', '\\.')} refused user "guides_no_such_role" for database "[^"]+": authentication failed \\(SQLSTATE 28(000|P01)\\)`));
+    expect(result.stderr + result.stdout).not.toContain('hunter2');
   });
 });
 

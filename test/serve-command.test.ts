@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -289,4 +289,54 @@ describe('the V8 heap growth guides serve sets', () => {
     expect(heapGrowthFlag(['--max-old-space-size=512', '--heap_growing_percent=20'])).toBeUndefined();
   });
 
+});
+
+describe('guides serve: the start-up warning about PUBLIC_BASE_URL', () => {
+  const warnings = (logs: Array<Record<string, unknown>>): unknown[] => logs.filter((line) => line.level === 40 && String(line.msg).includes('PUBLIC_BASE_URL')).map((line) => line.msg);
+
+  it('warns when HOST is public and PUBLIC_BASE_URL is left at localhost, and not otherwise', async () => {
+    const exposed = await serve([], { HOST: '0.0.0.0' });
+    await until(() => exposed.logs.some((line) => line.msg === 'ready'), 'ready');
+    expect(warnings(exposed.logs)).toEqual([expect.stringContaining('PUBLIC_BASE_URL is left at its default while HOST is not a loopback address')]);
+    exposed.child.kill('SIGTERM');
+    expect(await exposed.exited).toBe(0);
+
+    const configured = await serve([], { HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://guides.example.com' });
+    const loopback = await serve([]);
+    for (const served of [configured, loopback]) {
+      await until(() => served.logs.some((line) => line.msg === 'ready'), 'ready');
+      expect(warnings(served.logs)).toEqual([]);
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+    }
+  });
+});
+
+describe('guides serve --watch', () => {
+  it('serves a changed file within 5 s, and keeps the last good content while a file is broken', async () => {
+    const dir = makeTempDir('guides-watch-');
+    dirs.push(dir);
+    const content = path.join(dir, 'content');
+    cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+    const served = await serve(['--watch'], { CONTENT_DIR: content });
+    const title = async (slug: string): Promise<string | undefined> => {
+      const response = await fetch(`${served.base}/api/v1/guides/${slug}`);
+      return response.ok ? ((await response.json()) as { title: string }).title : undefined;
+    };
+    await until(() => served.logs.some((line) => line.msg === 'watching the content folder: a change is imported'), 'the watcher');
+    const first = path.join(content, 'guides', 'first-guide.md');
+    const original = readFileSync(first, 'utf8');
+    writeFileSync(first, original.replace(/^title: .*$/m, 'title: Edited While Serving'));
+    await until(async () => (await title('first-guide')) === 'Edited While Serving', 'the edited title', 5000);
+
+    const secondTitle = await title('second-guide');
+    const second = path.join(content, 'guides', 'second-guide.md');
+    writeFileSync(second, readFileSync(second, 'utf8').replace(/^title: .*\n/m, ''));
+    await until(() => served.logs.some((line) => line.level === 50 && String(line.msg).includes('guides/second-guide.md [title]: is required')), 'the problem logged', 5000);
+    expect(await title('second-guide')).toBe(secondTitle);
+    expect(await title('first-guide')).toBe('Edited While Serving');
+
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
 });

@@ -14,6 +14,7 @@ import type {
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
 import type { SearchDoc } from './sqlite/sqlite-search-index.js';
+import type { ExistingGuide } from './content-diff.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];
@@ -115,6 +116,8 @@ export interface GuideStore {
   /** Every published guide, newest first, for indexes such as /llms.txt. */
   listPublishedIndex(): Promise<GuideIndexEntry[]>;
   importContent(content: ContentSet): Promise<ImportSummary>;
+  /** Every guide's slug, status and content hash, as an import plans against them (a dry run reads them). */
+  existingGuides(): Promise<ExistingGuide[]>;
   /**
    * Optional: importContent for a folder being read, writing each guide as it arrives (a large
    * folder is then never held in memory whole, and writing overlaps reading), in one transaction

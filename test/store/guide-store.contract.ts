@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SearchPosition } from '../../src/guides/cursor.js';
 import type { ContentSet, GuideRecord, GuideSummaryData } from '../../src/guides/guide.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
+import { hashJson } from '../../src/store/content-diff.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
 
@@ -393,6 +394,18 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
           created: [], updated: [], unchanged: 3, moved: [], productChanged: false, resourcesChanged: false, contentVersion: 1,
         });
         expect(await store.contentVersion()).toBe(1);
+      });
+
+      it('lists every guide as an import plans against it: slug, status, content hash, unpublished ones too', async () => {
+        expect(await store.existingGuides()).toEqual([]);
+        const guides = base();
+        await store.importContent(makeContent(guides));
+        const existing = await store.existingGuides();
+        expect(existing.toSorted((a, b) => a.slug.localeCompare(b.slug))).toEqual(guides
+          .map((guide) => ({ slug: guide.slug, status: guide.status, contentHash: hashJson(guide) }))
+          .toSorted((a, b) => a.slug.localeCompare(b.slug)));
+        await store.importContent(makeContent(guides.slice(1)));
+        expect((await store.existingGuides()).find((row) => row.slug === 'one')?.status).toBe('archived');
       });
 
       it('updates changed guides and reports guides that change state', async () => {

@@ -18,6 +18,8 @@ import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-
 import { StoreUnavailableError } from '../guide-store.js';
 import { IMPORT_LOCK, LOCK_CLASS, MIGRATION_LOCK, POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { POSTGRES_RANK_WEIGHTS, SEARCH_QUERY_CTE, SNIPPET_SELECT, toSearchParameters } from './postgres-search.js';
+import { postgresTarget, unavailableError } from './postgres-unavailable.js';
+import type { PostgresTarget } from './postgres-unavailable.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -115,9 +117,9 @@ function isUnavailable(error: unknown): boolean {
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }
 
-function toUnavailable<T>(promise: Promise<T>): Promise<T> {
+function toUnavailable<T>(promise: Promise<T>, target: PostgresTarget): Promise<T> {
   return promise.catch((error: unknown) => {
-    if (isUnavailable(error)) throw new StoreUnavailableError('the PostgreSQL database cannot be reached', { cause: error });
+    if (isUnavailable(error)) throw unavailableError(error, target);
     throw error;
   });
 }
@@ -178,16 +180,17 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
   // client by itself; the next query gets a fresh connection.
   pool.on('error', (error) => options.onIdleError?.(error));
   let isClosed = false;
+  const target = postgresTarget(options.connectionString);
 
   function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     if (isClosed) return Promise.reject(new StoreUnavailableError('the PostgreSQL store is closed'));
-    return toUnavailable(pool.query<R>(text, values).then((result) => result.rows));
+    return toUnavailable(pool.query<R>(text, values).then((result) => result.rows), target);
   }
 
   /** Runs `work` in one transaction on one pooled connection; rolls back on any failure. */
   async function transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     if (isClosed) throw new StoreUnavailableError('the PostgreSQL store is closed');
-    const client = await toUnavailable(pool.connect());
+    const client = await toUnavailable(pool.connect(), target);
     let isBroken = false;
     try {
       await client.query('BEGIN');
@@ -198,7 +201,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       await client.query('ROLLBACK').catch(() => {
         isBroken = true;
       });
-      if (isUnavailable(error)) throw new StoreUnavailableError('the PostgreSQL database cannot be reached', { cause: error });
+      if (isUnavailable(error)) throw unavailableError(error, target);
       throw error;
     } finally {
       client.release(isBroken);
@@ -320,6 +323,8 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     },
     listPublishedIndex: () => query<GuideIndexEntry>(SQL.index),
     importContent,
+    existingGuides: async () => (await query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing))
+      .map((row) => ({ slug: row.slug, status: row.status, contentHash: row.content_hash })),
     cursorKey: async () => {
       // migrate() normally made it. Otherwise two instances may race here: ON CONFLICT DO NOTHING
       // keeps the first key, and both read that one back.

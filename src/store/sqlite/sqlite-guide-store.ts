@@ -308,6 +308,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     importStream: applyImportStream,
+    existingGuides: () => guard(() => statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }))),
     cursorKey: () => guard(() => {
       statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
       return Buffer.from(readMeta('cursor_key')!, 'base64url');

@@ -88,6 +88,7 @@ export function createWatchedSqliteStore(file: string, options: { checkIntervalM
     ...(storeOptions.searchWorkers > 0 ? { renderSearchPage: use('renderSearchPage') } : {}),
     listPublishedIndex: use('listPublishedIndex'),
     importContent: use('importContent'),
+    existingGuides: use('existingGuides'),
     cursorKey: use('cursorKey'),
     ping: use('ping'),
     close: async () => {
