@@ -13,10 +13,13 @@ export interface StartCommand {
   nodeOptions: string[];
 }
 
-/** `dir`'s package.json start script, `[NAME=value …] node [options …] dist/cli.js serve`; nothing if it has another shape. */
+/**
+ * `dir`'s package.json start script, `[npm run build &&] [NAME=value …] node [options …] dist/cli.js serve`;
+ * nothing if it has another shape.
+ */
 export function startCommand(dir: string): StartCommand {
   const { scripts } = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-  const words = (scripts?.start ?? '').trim().split(/\s+/);
+  const words = (scripts?.start ?? '').split('&&').at(-1)!.trim().split(/\s+/);
   const node = words.indexOf('node');
   const cli = words.indexOf('dist/cli.js');
   const assignments = words.slice(0, Math.max(node, 0)).map((word) => /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(word));
