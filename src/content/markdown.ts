@@ -16,14 +16,16 @@ export interface MarkdownFacts {
 
 // The default preset is CommonMark with GFM tables and strikethrough; GFM footnotes come from the
 // plugin. Raw HTML is recognised, so that it is dropped rather than read as text; linkify is off,
-// as a bare URL's text is the same whether or not it becomes a link.
-// The plugin's last step moves the used footnotes to the end for rendering, dropping the unused
-// ones; without it every definition stays where it is written, as GFM reads them.
+// as a bare URL's text is the same whether or not it becomes a link. The plugin's last step moves
+// the used footnotes to the end for rendering, dropping the unused ones; without it every
+// definition stays where it is written, as GFM reads them.
 const parser = new MarkdownIt({ html: true }).use(footnote);
 parser.core.ruler.disable('footnote_tail');
 
-/** A GFM task list item's check (`[ ]`, `[x]`) opening its first paragraph, followed by more text. */
+/** A GFM task list item's check (`[ ]`, `[x]`) in the source of its first paragraph: whitespace follows, and (the source being trimmed) more text. */
 const TASK_CHECK = /^\[[ \t\nxX]\][ \t\n]/;
+/** The same check at the start of the paragraph's first text. */
+const CHECK_TEXT = /^\[[ \txX]\]/;
 
 /**
  * The text a reader sees of an inline run: raw HTML is dropped (it is not rendered text), images
@@ -69,7 +71,8 @@ export function analyzeMarkdown(markdown: string): MarkdownFacts {
       const children = token.children ?? [];
       const first = children[0];
       // A task list item's check is list syntax, not text (as GFM reads `- [x] done`).
-      if (first?.type === 'text' && tokens[i - 1]?.type === 'paragraph_open' && tokens[i - 2]?.type === 'list_item_open' && TASK_CHECK.test(token.content)) {
+      const isTaskItem = tokens[i - 1]?.type === 'paragraph_open' && tokens[i - 2]?.type === 'list_item_open' && TASK_CHECK.test(token.content);
+      if (isTaskItem && first?.type === 'text' && CHECK_TEXT.test(first.content)) {
         raw = first.content.slice(3) + inlineText(children.slice(1));
       } else {
         raw = inlineText(children);

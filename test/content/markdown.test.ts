@@ -37,6 +37,10 @@ describe('the text of a guide', () => {
     expect(textOf('Salt &amp; pepper & oil, R&D, 5&nbsp;g, &#8211; &copy; &notanentity;\n')).toBe('Salt & pepper & oil, R&D, 5 g, – © &notanentity;');
   });
 
+  it('takes a task list check as list syntax only where GFM does', () => {
+    expect(textOf('- [ ] to do\n- [x]\n  done\n- [ ]\n- [X]done\n- text [ ] box\n\n[ ] not in a list\n')).toBe('to do\ndone\n[ ]\n[X]done\ntext [ ] box\n[ ] not in a list');
+  });
+
   it('reads nested lists, task lists and block quotes one block a line', () => {
     expect(textOf('- one\n  - nested *two*\n    1. deeper\n- [ ] to do\n- [x] done\n\n> quoted\n> text\n>\n> — Name\n')).toBe('one\nnested two\ndeeper\nto do\ndone\nquoted text\n— Name');
   });
