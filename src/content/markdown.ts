@@ -1,12 +1,9 @@
-/** Fields derived from a guide's Markdown body at import, from a real Markdown parse (mdast + GFM). */
+/** Fields derived from a guide's Markdown body at import, from a full CommonMark + GFM parse (markdown-it). */
 import GithubSlugger from 'github-slugger';
-import type { Nodes, Root } from 'mdast';
-import { fromMarkdown } from 'mdast-util-from-markdown';
-import { gfmFromMarkdown } from 'mdast-util-gfm';
-import { gfm } from 'micromark-extension-gfm';
+import MarkdownIt from 'markdown-it';
+import type { Token } from 'markdown-it';
+import footnote from 'markdown-it-footnote';
 import type { Heading } from '../guides/guide.js';
-import { simpleBlocks } from './markdown-simple.js';
-import type { SimpleBlock } from './markdown-simple.js';
 
 export const WORDS_PER_MINUTE = 230;
 
@@ -17,58 +14,83 @@ export interface MarkdownFacts {
   headings: Heading[];
 }
 
-const BLOCKS = new Set(['paragraph', 'heading', 'listItem', 'tableCell', 'code', 'blockquote', 'html', 'thematicBreak']);
+// The default preset is CommonMark with GFM tables and strikethrough; GFM footnotes come from the
+// plugin. Raw HTML is recognised, so that it is dropped rather than read as text; linkify is off,
+// as a bare URL's text is the same whether or not it becomes a link. The plugin's last step moves
+// the used footnotes to the end for rendering, dropping the unused ones; without it every
+// definition stays where it is written, as GFM reads them.
+const parser = new MarkdownIt({ html: true }).use(footnote);
+parser.core.ruler.disable('footnote_tail');
 
-/** The text a reader sees: raw HTML is dropped (it is not rendered text), images give their alt text. */
-function textOf(node: Nodes): string {
-  switch (node.type) {
-    case 'html':
-      return '';
-    case 'text':
-    case 'inlineCode':
-    case 'code':
-      return node.value;
-    case 'image':
-      return node.alt ?? '';
-    default:
-      return 'children' in node ? node.children.map((child) => textOf(child as Nodes)).join('') : '';
-  }
-}
+/** A GFM task list item's check (`[ ]`, `[x]`) in the source of its first paragraph: whitespace follows, and (the source being trimmed) more text. */
+const TASK_CHECK = /^\[[ \t\nxX]\][ \t\n]/;
+/** The same check at the start of the paragraph's first text. */
+const CHECK_TEXT = /^\[[ \txX]\]/;
 
-/** Text of the document, one block per line; `*` removed so snippets can use `**` marks unambiguously. */
-function plainTextOf(root: Root): string {
-  const parts: string[] = [];
-  const visit = (node: Nodes): void => {
-    if (node.type === 'html') return;
-    if (BLOCKS.has(node.type) && node.type !== 'listItem' && node.type !== 'blockquote') {
-      const text = textOf(node).replace(/\s+/g, ' ').trim();
-      if (text) parts.push(text);
-      return;
+/**
+ * The text a reader sees of an inline run: raw HTML is dropped (it is not rendered text), images
+ * give their alt text (the source of any HTML in it included, as in the alt attribute), a soft
+ * line break is a space and a hard one joins its neighbours.
+ */
+function inlineText(tokens: readonly Token[], inAlt = false): string {
+  let text = '';
+  for (const token of tokens) {
+    switch (token.type) {
+      case 'text':
+      case 'code_inline':
+        text += token.content;
+        break;
+      case 'softbreak':
+        // As a line break would be: whitespace, which collapseSpaces makes one space.
+        text += ' ';
+        break;
+      case 'image':
+        text += inlineText(token.children ?? [], true);
+        break;
+      case 'html_inline':
+        if (inAlt) text += token.content;
+        break;
+      default:
+        // Markup (emphasis, links, strikethrough, footnote references) and hard breaks add no text.
+        break;
     }
-    if ('children' in node) for (const child of node.children) visit(child as Nodes);
-  };
-  visit(root);
-  return parts.join('\n').replaceAll('*', '');
+  }
+  return text;
 }
 
 export function analyzeMarkdown(markdown: string): MarkdownFacts {
-  // Most guides use only headings, paragraphs and simple lists: read those without the full parser.
-  const blocks = simpleBlocks(markdown);
-  return blocks ? factsOf(blocks) : analyzeMarkdownWithParser(markdown);
-}
-
-/** The same facts from blocks read by the fast path (markdown-simple.ts). */
-function factsOf(blocks: readonly SimpleBlock[]): MarkdownFacts {
+  const tokens = parser.parse(markdown, {});
   const slugger = new GithubSlugger();
   const headings: Heading[] = [];
+  // One part a block of text (paragraph, heading, table cell, code block), in document order.
   const parts: string[] = [];
-  for (const block of blocks) {
-    const text = collapseSpaces(block.text);
-    if (block.depth > 0) headings.push({ depth: block.depth, text, id: slugger.slug(text) });
-    // As joining the parts with \n and then removing every `*` (which no \n is).
-    if (text) parts.push(text.includes('*') ? text.replaceAll('*', '') : text);
+  for (let i = 0; i < tokens.length; i += 1) {
+    const token = tokens[i] as Token;
+    let raw: string;
+    if (token.type === 'inline') {
+      const children = token.children ?? [];
+      const first = children[0];
+      // A task list item's check is list syntax, not text (as GFM reads `- [x] done`).
+      const isTaskItem = tokens[i - 1]?.type === 'paragraph_open' && tokens[i - 2]?.type === 'list_item_open' && TASK_CHECK.test(token.content);
+      if (isTaskItem && first?.type === 'text' && CHECK_TEXT.test(first.content)) {
+        raw = first.content.slice(3) + inlineText(children.slice(1));
+      } else {
+        raw = inlineText(children);
+      }
+    } else if (token.type === 'fence' || token.type === 'code_block') {
+      raw = token.content;
+    } else {
+      continue;
+    }
+    const text = collapseSpaces(raw);
+    const opener = tokens[i - 1];
+    if (token.type === 'inline' && opener?.type === 'heading_open') {
+      headings.push({ depth: Number(opener.tag.slice(1)), text, id: slugger.slug(text) });
+    }
+    if (text) parts.push(text);
   }
-  return withCounts(parts.join('\n'), headings);
+  // `*` removed so that snippets can use `**` marks unambiguously.
+  return withCounts(parts.join('\n').replaceAll('*', ''), headings);
 }
 
 const SPACES = /\s+/g;
@@ -80,53 +102,43 @@ function collapseSpaces(text: string): string {
   return ODD_SPACE.test(text) ? text.replace(SPACES, ' ').trim() : text;
 }
 
-/** The facts from the full CommonMark + GFM parse (every document the fast path declines). */
-export function analyzeMarkdownWithParser(markdown: string): MarkdownFacts {
-  const root = fromMarkdown(markdown, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
-  const slugger = new GithubSlugger();
-  const headings: Heading[] = [];
-  const collect = (node: Nodes): void => {
-    if (node.type === 'heading') {
-      const text = textOf(node).replace(/\s+/g, ' ').trim();
-      headings.push({ depth: node.depth, text, id: slugger.slug(text) });
-      return;
-    }
-    if ('children' in node) for (const child of node.children) collect(child as Nodes);
-  };
-  collect(root);
-  return withCounts(plainTextOf(root), headings);
-}
-
-const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*/gu;
-// In all-ASCII text (no marks, no ’) the words are the matches of [A-Za-z0-9][A-Za-z0-9'-]*, which countAsciiWords counts.
-// eslint-disable-next-line no-control-regex -- the test is for anything outside ASCII
-const NON_ASCII = /[^\u0000-\u007f]/;
-
 /** Per ASCII code: 1 starts a word (letter, digit), 2 continues one (also ' and -), 0 neither. */
 const ASCII_WORD_CODES = new Uint8Array(128);
 for (let code = 0; code < 128; code += 1) {
   const char = String.fromCharCode(code);
   ASCII_WORD_CODES[code] = /[A-Za-z0-9]/.test(char) ? 1 : /['-]/.test(char) ? 2 : 0;
 }
+const WORD_START = /^[\p{L}\p{N}]$/u;
+const WORD_PART = /^[\p{M}’]$/u;
 
-/** How many words (see above) an all-ASCII text has, counted without making them (a guide has hundreds). */
-function countAsciiWords(text: string): number {
+/**
+ * How many words a text has, a word being a letter or digit and then any letters, digits, marks,
+ * apostrophes and hyphens (Unicode classes); counted without making the words (a guide has
+ * hundreds), and only the few characters outside ASCII are tested by regex.
+ */
+function countWords(text: string): number {
   let count = 0;
-  let i = 0;
-  while (i < text.length) {
-    if (ASCII_WORD_CODES[text.charCodeAt(i)] === 1) {
-      count += 1;
-      i += 1;
-      while (i < text.length && ASCII_WORD_CODES[text.charCodeAt(i)] !== 0) i += 1;
+  let inWord = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    let kind: number;
+    if (code < 128) {
+      kind = ASCII_WORD_CODES[code] as number;
     } else {
-      i += 1;
+      const point = text.codePointAt(i) as number;
+      if (point > 0xffff) i += 1;
+      const char = String.fromCodePoint(point);
+      kind = WORD_START.test(char) ? 1 : WORD_PART.test(char) ? 2 : 0;
     }
+    if (kind === 1 && !inWord) count += 1;
+    // A letter or digit starts a word or goes on with it; a mark, apostrophe or hyphen only goes on with one.
+    inWord = kind === 1 || (kind === 2 && inWord);
   }
   return count;
 }
 
 function withCounts(plainText: string, headings: Heading[]): MarkdownFacts {
-  const wordCount = NON_ASCII.test(plainText) ? (plainText.match(WORD)?.length ?? 0) : countAsciiWords(plainText);
+  const wordCount = countWords(plainText);
   return {
     plainText,
     wordCount,
