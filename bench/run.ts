@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, buildVocabulary, createRandom, parseSize, writeCorpus } from './corpus.js';
 import { startCommand } from '../scripts/start-command.js';
-import { SEARCH_LOW_NICE } from '../src/store/sqlite/sqlite-search-pool.js';
+import { SEARCH_LOW_NICE } from '../src/store/sqlite/search/sqlite-search-pool.js';
 import type { StartCommand } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';

@@ -13,7 +13,7 @@ import type {
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
-import type { SearchDoc } from './sqlite/sqlite-search-index.js';
+import type { SearchDoc } from './sqlite/search/sqlite-search-index.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];

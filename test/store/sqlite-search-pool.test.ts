@@ -1,5 +1,5 @@
 /**
- * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
+ * Searches on worker threads (src/store/sqlite/search/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
  * own page, searches that wait together are answered in one message, a page rendered on a worker
  * is the body the event loop would make of it (also when joined from the index's stored cards), an
@@ -27,9 +27,9 @@ import { loadRepresentationHash, representationHash } from '../../src/http/repre
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
+import { createSearchPool } from '../../src/store/sqlite/search/sqlite-search-pool.js';
 import { createWatchedSqliteStore } from '../../src/store/sqlite/sqlite-watched-store.js';
-import type { SearchPriority } from '../../src/store/sqlite/sqlite-search-pool.js';
+import type { SearchPriority } from '../../src/store/sqlite/search/sqlite-search-pool.js';
 import type * as StartWorkerModule from '../../src/start-worker.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
@@ -364,7 +364,7 @@ describe('SQLite searches on worker threads', () => {
       // The built code, as `guides serve` runs it: a worker from the .js file. The script never
       // closes the pool: it must still print the page and exit by itself.
       const script = `
-        const { createSearchPool } = await import(${JSON.stringify(path.join(ROOT, 'dist/store/sqlite/sqlite-search-pool.js'))});
+        const { createSearchPool } = await import(${JSON.stringify(path.join(ROOT, 'dist/store/sqlite/search/sqlite-search-pool.js'))});
         const { parseSearchQuery } = await import(${JSON.stringify(path.join(ROOT, 'dist/guides/search-query.js'))});
         const pool = createSearchPool(${JSON.stringify(file)}, 1);
         const page = await pool.search({ query: parseSearchQuery('cooler'), limit: 5 });

@@ -9,13 +9,13 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
+import { isUnavailableError, openSqliteDatabase, snapshotReader } from '../sqlite-database.js';
 import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerMessage, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
-import { renderSearchCardPage } from '../../http/guide-list-body.js';
-import { loadRepresentationHash, ownBytes } from '../../http/representation.js';
+import { renderSearchCardPage } from '../../../http/guide-list-body.js';
+import { loadRepresentationHash, ownBytes } from '../../../http/representation.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;

@@ -14,7 +14,7 @@
  *   once per content version.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import type { GuideRecord, GuideSummaryData } from '../../guides/guide.js';
+import type { GuideRecord, GuideSummaryData } from '../../../guides/guide.js';
 import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, tokensOfWord } from './sqlite-text.js';
 
 /** Column weights in the relevance score: title, summary, tags, body. */

@@ -12,10 +12,10 @@
  * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../../start-worker.js';
-import type { SearchPosition } from '../../guides/cursor.js';
-import type { Page, RenderedSearchPage, SearchRendering } from '../guide-store.js';
-import { StoreUnavailableError } from '../guide-store.js';
+import { startWorker } from '../../../start-worker.js';
+import type { SearchPosition } from '../../../guides/cursor.js';
+import type { Page, RenderedSearchPage, SearchRendering } from '../../guide-store.js';
+import { StoreUnavailableError } from '../../guide-store.js';
 import type { SearchPageOptions } from './sqlite-search.js';
 
 /**

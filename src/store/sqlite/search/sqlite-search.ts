@@ -7,11 +7,11 @@
  * is a pure function of the query and the content version, and a cursor is a position in it.
  */
 import type { Database } from 'better-sqlite3';
-import type { SearchPosition } from '../../guides/cursor.js';
-import type { SearchQuery } from '../../guides/search-query.js';
-import type { GuideSummaryData } from '../../guides/guide.js';
-import { snippetSpacing } from '../../guides/snippet.js';
-import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../guide-store.js';
+import type { SearchPosition } from '../../../guides/cursor.js';
+import type { SearchQuery } from '../../../guides/search-query.js';
+import type { GuideSummaryData } from '../../../guides/guide.js';
+import { snippetSpacing } from '../../../guides/snippet.js';
+import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../../guide-store.js';
 import { BM25_K1, FREQUENCY_SCALE, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
 import type { SearchCard, SearchStats } from './sqlite-search-index.js';
 import { forEachWord, isPlainWord, tokensOfWord, wordTokens } from './sqlite-text.js';
