@@ -13,7 +13,7 @@ import type {
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
-import type { SearchDoc } from './sqlite/search/sqlite-search-index.js';
+import type { SearchDoc } from './sqlite/search/sqlite-index-format.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];
@@ -23,7 +23,7 @@ export interface Page<P> {
 
 /**
  * A search result as the SQLite index keeps it: its list item's JSON up to `url`, the object left
- * open (searchCardJson in sqlite/sqlite-search-index.ts), its slug and its snippet.
+ * open (searchCardJson in sqlite/search/sqlite-index-format.ts), its slug and its snippet.
  */
 export interface SearchCardItem {
   card: string;

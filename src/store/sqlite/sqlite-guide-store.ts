@@ -17,8 +17,10 @@ import { createSqliteSearch, searchPage } from './search/sqlite-search.js';
 import type { SqliteSearch } from './search/sqlite-search.js';
 import { createSearchPool } from './search/sqlite-search-pool.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
-import { SEARCH_FORMAT_VERSION, SearchAnalyzer, SearchIndexBuilder, buildSearchIndex, textParts } from './search/sqlite-search-index.js';
-import type { SearchDoc } from './search/sqlite-search-index.js';
+import { SearchAnalyzer } from './search/sqlite-analyzer.js';
+import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
+import type { SearchDoc } from './search/sqlite-index-format.js';
+import { SearchIndexBuilder, buildSearchIndex } from './search/sqlite-index-builder.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;

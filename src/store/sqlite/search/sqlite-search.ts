@@ -1,5 +1,5 @@
 /**
- * Search over the embedded index (sqlite-search-index.ts): terms → matching documents, BM25
+ * Search over the embedded index (sqlite-index-builder.ts): terms → matching documents, BM25
  * relevance with column weights, keyset pages, snippets. See docs/search.md for the design.
  *
  * Every page scores every match exactly, from compact docno-ordered posting lists decoded in a
@@ -12,12 +12,10 @@ import type { SearchQuery } from '../../../guides/search-query.js';
 import type { GuideSummaryData } from '../../../guides/guide.js';
 import { snippetSpacing } from '../../../guides/snippet.js';
 import type { GuideStore, Page, SearchCardItem, SearchCardPage } from '../../guide-store.js';
-import { BM25_K1, FREQUENCY_SCALE, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-search-index.js';
-import type { SearchCard, SearchStats } from './sqlite-search-index.js';
+import { BM25_K1, FREQUENCY_SCALE, SEARCH_FORMAT_VERSION, TEXT_PART_CHARS, VarintReader, VarintWriter } from './sqlite-index-format.js';
+import type { SearchCard, SearchStats } from './sqlite-index-format.js';
 import { forEachWord, isPlainWord, tokensOfWord, wordTokens } from './sqlite-text.js';
 import { RingCache } from './ring-cache.js';
-
-export { SQLITE_COLUMN_WEIGHTS } from './sqlite-search-index.js';
 
 export type SearchPageOptions = Parameters<GuideStore['searchPublishedGuides']>[0];
 
@@ -600,7 +598,7 @@ function scanDense(lists: readonly Float64Array[], docCount: number, count: numb
 
 /**
  * Whether the token ids of one search document (`search_docs.tokens`: four column lengths, the
- * checkpoint count and checkpoints, then each column's ids, body last; sqlite-search-index.ts) hold
+ * checkpoint count and checkpoints, then each column's ids, body last; sqlite-index-format.ts) hold
  * a phrase within one column. `pattern` is the phrase's ids as varints: varints are prefix-free, so
  * the phrase is there exactly where those bytes are, starting where a varint starts (after a byte
  * below 0x80) and not crossing a column's end. The search is Buffer.indexOf (native); only the
