@@ -14,8 +14,8 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
-import type { ContentCoding } from '../representation.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
+import type { ContentCoding } from '../../representation/representation.js';
 import { Doorkeeper } from './doorkeeper.js';
 
 /** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */

@@ -256,7 +256,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     try {
       statements.begin.run();
       const session = startImport();
-      for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search);
+      // What content/guide-files.ts prepared for this backend: a SearchAnalyzer's search document.
+      for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search as SearchDoc | undefined);
       const summary = session.finish(content.product, content.resources);
       statements.commit.run();
       return summary;

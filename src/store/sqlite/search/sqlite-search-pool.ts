@@ -14,7 +14,8 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../../start-worker.js';
 import type { SearchPosition } from '../../../guides/cursor.js';
-import type { Page, RenderedSearchPage, SearchRendering } from '../../guide-store.js';
+import type { RenderedSearchPage, SearchRendering } from '../../../representation/rendered-page.js';
+import type { Page } from '../../guide-store.js';
 import { StoreUnavailableError } from '../../guide-store.js';
 import type { SearchPageOptions } from './sqlite-search.js';
 

@@ -14,8 +14,8 @@ import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerMessage, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
-import { renderSearchCardPage } from '../../../http/guide-list-body.js';
-import { loadRepresentationHash, ownBytes } from '../../../http/representation.js';
+import { loadRepresentationHash, ownBytes } from '../../../representation/representation.js';
+import { renderSearchCardPage } from '../../../representation/search-cards-body.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;
