@@ -18,25 +18,25 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { writeCorpus } from '../../bench/corpus.js';
-import { loadContentFolder } from '../../src/content/load-content.js';
-import { createCursorCodec } from '../../src/guides/cursor.js';
-import { parseSearchQuery } from '../../src/guides/search-query.js';
-import { guideListBody } from '../../src/representation/guide-list-body.js';
-import { loadRepresentationHash, representationHash } from '../../src/representation/representation.js';
-import type { GuideStore } from '../../src/store/guide-store.js';
-import { StoreUnavailableError } from '../../src/store/guide-store.js';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { createSearchPool } from '../../src/store/sqlite/search/sqlite-search-pool.js';
-import { createWatchedSqliteStore } from '../../src/store/sqlite/sqlite-watched-store.js';
-import type { SearchPriority } from '../../src/store/sqlite/search/sqlite-search-pool.js';
-import type * as StartWorkerModule from '../../src/start-worker.js';
-import { makeTempDir } from '../helpers/build-test-app.js';
-import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+import { writeCorpus } from '../../../../bench/corpus.js';
+import { loadContentFolder } from '../../../../src/content/load-content.js';
+import { createCursorCodec } from '../../../../src/guides/cursor.js';
+import { parseSearchQuery } from '../../../../src/guides/search-query.js';
+import { guideListBody } from '../../../../src/representation/guide-list-body.js';
+import { loadRepresentationHash, representationHash } from '../../../../src/representation/representation.js';
+import type { GuideStore } from '../../../../src/store/guide-store.js';
+import { StoreUnavailableError } from '../../../../src/store/guide-store.js';
+import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
+import { createSearchPool } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
+import { createWatchedSqliteStore } from '../../../../src/store/sqlite/sqlite-watched-store.js';
+import type { SearchPriority } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
+import type * as StartWorkerModule from '../../../../src/start-worker.js';
+import { makeTempDir } from '../../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../../helpers/guide-factory.js';
 
 // Every worker the pool starts, so that a test can end one as a crash would.
 const started = vi.hoisted((): Worker[] => []);
-vi.mock('../../src/start-worker.js', async (importOriginal) => {
+vi.mock('../../../../src/start-worker.js', async (importOriginal) => {
   const original = await importOriginal<typeof StartWorkerModule>();
   return {
     startWorker: (...args: Parameters<typeof original.startWorker>): Worker => {
@@ -47,7 +47,7 @@ vi.mock('../../src/start-worker.js', async (importOriginal) => {
   };
 });
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..', '..');
 const dirs: string[] = [];
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
