@@ -26,7 +26,7 @@ export type Rendered = RenderedCommon & (
     contentType?: string;
   }
   | {
-    /** JSON bytes made already (guide-list-body.ts), possibly on another thread. */
+    /** JSON bytes made already (representation/), possibly on another thread. */
     body: Buffer;
     /** representationHash(body), when it was computed with the body. */
     hash?: string;

@@ -159,7 +159,7 @@ export function headOf(plainText: string): string {
  * A published guide's search card, as the index stores it: the JSON of its item in a list page up
  * to `url`, the object left open (`{"slug":…,"readingTimeMinutes":7`). Its fields are in the list
  * schema's order, so a search page's body is its cards joined with each result's `url` and
- * `snippet` (guide-list-body.ts: the same bytes as serializing the page), and a search reads no
+ * `snippet` (representation/search-cards-body.ts: the same bytes as serializing the page), and a search reads no
  * JSON to make a page. Parsed (`card + '}'`) only for a page that is not rendered where it is made,
  * or a snippet from a short column.
  */

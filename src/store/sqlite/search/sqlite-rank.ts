@@ -267,7 +267,7 @@ function scoreArrays(candidates: Int32Array, scores: Float64Array, count: number
 /**
  * The best `count` guides that every one of the dense `lists` holds (in evaluate()'s order, summed
  * as evaluate() sums them: the same doubles), among those after the cursor (`afterScore` and
- * `boundary`, as search() filters): one pass in docno order, each list read in order, keeping the
+ * `boundary`, as keepAfter() filters): one pass in docno order, each list read in order, keeping the
  * best in a bounded heap as it goes; what evaluate() and bestCandidates() give, without writing
  * every match down first and reading it all back. They go to `candidates` and `scores` (unordered:
  * hitsInOrder() orders them); returns how many.

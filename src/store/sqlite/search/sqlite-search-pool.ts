@@ -77,7 +77,7 @@ const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
 export interface SearchPool {
   search(options: SearchPageOptions): Promise<Page<SearchPosition>>;
   /**
-   * The same search, answered as its response body (guide-list-body.ts): the worker serializes,
+   * The same search, answered as its response body (representation/search-cards-body.ts): the worker serializes,
    * hashes and compresses the page, and hands over the bytes.
    */
   render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;

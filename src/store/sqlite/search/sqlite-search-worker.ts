@@ -92,7 +92,7 @@ function answer(message: SearchRequest): WorkerReply {
   try {
     if (!search || !read) throw openError;
     if (!message.rendering) return { id: message.id, page: read(() => searchPage(search!, message.options)) };
-    // Rendered from the results' cards: no summary fields parsed or serialized (guide-list-body.ts).
+    // Rendered from the results' cards: no summary fields parsed or serialized (search-cards-body.ts).
     const page = read(() => searchCardPage(search!, message.options));
     const { body, encoded, ...rest } = renderSearchCardPage(page, message.options.query.text, message.rendering);
     return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };

@@ -28,7 +28,7 @@ export interface SqliteSearch {
   search(query: SearchQuery, count: number, after: SearchPosition | undefined): SearchResult;
   /** A hit's summary fields, and a snippet: its best passage with the matched words wrapped in `**`. */
   present(result: SearchResult, hit: SearchHit): GuideSummaryData;
-  /** The same as its search card (searchCardJson) and snippet, for a page rendered from cards (guide-list-body.ts). */
+  /** The same as its search card (searchCardJson) and snippet, for a page rendered from cards (representation/search-cards-body.ts). */
   presentCard(result: SearchResult, hit: SearchHit): SearchCardItem;
 }
 

@@ -33,11 +33,11 @@ export interface Snippets {
 /** `snippetSearchMaxIds`: searches with at most this many query token ids find body windows by byte search (0: always decode). */
 export function createSnippets(db: Database, reader: IndexReader, snippetSearchMaxIds = SNIPPET_SEARCH_MAX_IDS): Snippets {
   const statements = {
-    // As an array, not an object with named properties: about 0.5 µs less a row, 21 rows a page.
+    // As an array, not an object with named properties: cheaper a row, and a page reads 21 rows.
     docTokens: db.prepare<[number], [Buffer, string, string]>('SELECT tokens, card, head FROM search_docs WHERE docno = ?').raw(true),
     // Ids are guide id × 65,536 + part (see migration 4): a guide's parts from a given one are a rowid range.
     textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').pluck(),
-    // One part by id: measured about 1 µs, against about 7 µs for the range query above with LIMIT 1.
+    // One part by id: several times cheaper than the range query above with LIMIT 1.
     textPart: db.prepare<[number], string>('SELECT text FROM guide_text_parts WHERE id = ?').pluck(),
   };
 
