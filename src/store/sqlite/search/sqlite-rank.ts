@@ -272,9 +272,8 @@ function scoreArrays(candidates: Int32Array, scores: Float64Array, count: number
  * every match down first and reading it all back. They go to `candidates` and `scores` (unordered:
  * hitsInOrder() orders them); returns how many.
  *
- * The loop for two to four lists names each list: 0.8× the time of the general loop for those
- * (docs/performance.md). Guides come in docno order, so one with the
- * same score as the worst kept ranks below it.
+ * The loop for two to four lists names each list, which runs faster than the general loop for
+ * those. Guides come in docno order, so one with the same score as the worst kept ranks below it.
  */
 export function scanDense(lists: readonly Float64Array[], docCount: number, count: number, candidates: Int32Array, scores: Float64Array,
   afterScore: number, boundary: number): number {
