@@ -5,7 +5,7 @@ const common = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' as cons
 
 // Files that replace a module with vi.mock need a module registry of their own: a module that an
 // earlier file imported in the same process would stay as that file had it.
-const ISOLATED = ['test/store/sqlite-search-pool.test.ts'];
+const ISOLATED = ['test/store/sqlite/search/sqlite-search-pool.test.ts'];
 
 export default defineConfig({
   test: {

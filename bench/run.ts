@@ -30,7 +30,7 @@ import { CORPUS_VERSION, createRandom, parseSize, writeCorpus } from './corpus.j
 import { SEARCH_KINDS, searchPaths } from './searches.js';
 import type { SearchKind } from './searches.js';
 import { startCommand } from '../scripts/start-command.js';
-import { SEARCH_LOW_NICE } from '../src/store/sqlite/sqlite-search-pool.js';
+import { SEARCH_LOW_NICE } from '../src/store/sqlite/search/sqlite-search-pool.js';
 import type { StartCommand } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';

@@ -13,7 +13,7 @@ import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
-import { loadRepresentationHash } from './http/representation.js';
+import { loadRepresentationHash } from './representation/representation.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerEarlyAnswers } from './http/plugins/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';

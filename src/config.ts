@@ -1,8 +1,8 @@
 /** Configuration from the environment, validated at start; every problem is reported at once. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SEARCH_PRIORITIES } from './store/sqlite/sqlite-search-pool.js';
-import type { SearchPriority } from './store/sqlite/sqlite-search-pool.js';
+import { SEARCH_PRIORITIES } from './store/open-store.js';
+import type { SearchPriority } from './store/open-store.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -4,7 +4,7 @@
  * in it, so the main thread knows what every token id of this worker means.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SearchAnalyzer } from '../store/sqlite/sqlite-search-index.js';
+import { SearchAnalyzer } from '../store/sqlite/search/sqlite-analyzer.js';
 import { prepareGuideFile } from './guide-files.js';
 import type { GuideWorkerData, GuideWorkerReply, GuideWorkerRequest } from './guide-files.js';
 

@@ -21,8 +21,8 @@ import type { GuideRecord } from '../guides/guide.js';
 import { startWorker } from '../start-worker.js';
 import { hashJson } from '../store/content-diff.js';
 import type { PreparedGuide } from '../store/guide-store.js';
-import { SearchAnalyzer } from '../store/sqlite/sqlite-search-index.js';
-import type { SearchDocData } from '../store/sqlite/sqlite-search-index.js';
+import { SearchAnalyzer } from '../store/sqlite/search/sqlite-analyzer.js';
+import type { SearchDocData } from '../store/sqlite/search/sqlite-index-format.js';
 import { parseGuideFile } from './parse-guide-file.js';
 import type { ContentProblem } from './problems.js';
 

@@ -12,7 +12,7 @@ import type { GuideDetailData, GuideSummaryData } from '../guides/guide.js';
 import { isValidSlug } from '../guides/guide.js';
 import { parseSearchQuery } from '../guides/search-query.js';
 import type { RouteContext } from '../http/app-types.js';
-import { guideListBody, guideUrl, renderSearchPage } from '../http/guide-list-body.js';
+import { guideListBody, guideUrl, renderSearchPage } from '../representation/guide-list-body.js';
 
 /** A page body (UTF-8 JSON of GuideList), or why there is none. */
 export type PageResult = { ok: true; body: Buffer } | { ok: false; reason: 'invalid-cursor' | 'other-search' };

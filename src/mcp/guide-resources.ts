@@ -7,7 +7,7 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTempla
 import type { ListResourcesResult, McpServer, ReadResourceResult } from '@modelcontextprotocol/server';
 import type { ListPosition } from '../guides/cursor.js';
 import type { RouteContext } from '../http/app-types.js';
-import { guideUrl } from '../http/guide-list-body.js';
+import { guideUrl } from '../representation/guide-list-body.js';
 import { renderGuideMarkdown } from '../http/guide-markdown.js';
 import { getGuide } from './guide-pages.js';
 

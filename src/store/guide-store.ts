@@ -13,49 +13,13 @@ import type {
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
-import type { SearchDoc } from './sqlite/sqlite-search-index.js';
 import type { ExistingGuide } from './content-diff.js';
+import type { RenderedSearchPage, SearchRendering } from '../representation/rendered-page.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];
   /** Position of the last item, present only when more items follow it. */
   next?: P;
-}
-
-/**
- * A search result as the SQLite index keeps it: its list item's JSON up to `url`, the object left
- * open (searchCardJson in sqlite/sqlite-search-index.ts), its slug and its snippet.
- */
-export interface SearchCardItem {
-  card: string;
-  slug: string;
-  snippet: string;
-}
-
-/** A page of search results as cards (rendered by renderSearchCardPage in http/guide-list-body.ts). */
-export interface SearchCardPage {
-  items: SearchCardItem[];
-  next?: SearchPosition;
-}
-
-/** How a store that can renders a search page where the search runs (GuideStore.renderSearchPage). */
-export interface SearchRendering {
-  /** The API's public base URL: each item's `url` starts with it. */
-  urlBase: string;
-  /** Signs the page's next cursor (the cursor codec's signing key). */
-  cursorKey: Buffer;
-  /** The content coding the client asked for: the body is also sent compressed with it (1 KB and more). */
-  coding?: 'br' | 'gzip';
-}
-
-/** A search page as the response body: its bytes, their hash for the ETag, and the next cursor. */
-export interface RenderedSearchPage {
-  body: Buffer;
-  /** representationHash(body) (http/representation.ts). */
-  hash: string;
-  nextCursor?: string;
-  /** The body compressed with the coding asked for, when it was worth compressing. */
-  encoded?: { coding: 'br' | 'gzip'; body: Buffer };
 }
 
 export interface GuideIndexEntry {
@@ -81,8 +45,11 @@ export interface PreparedGuide {
   guide: GuideRecord;
   /** hashJson(guide) (content-diff.ts), computed where the guide was read. */
   contentHash: string;
-  /** SQLite: the guide's search document (published guides), when the reader prepared it. */
-  search?: SearchDoc;
+  /**
+   * What the backend's preparation computed for the guide while it was read (SQLite: the search
+   * document of a published guide), when the reader prepared it; only that backend reads it.
+   */
+  search?: unknown;
 }
 
 /** A content folder whose guides arrive as they are read and validated, in folder order. */
@@ -108,7 +75,7 @@ export interface GuideStore {
   /** Terms must be non-empty; each item carries a snippet with `**` around matched terms. */
   searchPublishedGuides(options: { query: SearchQuery; limit: number; after?: SearchPosition }): Promise<Page<SearchPosition>>;
   /**
-   * Optional: searchPublishedGuides with the page rendered as the response body (guide-list-body.ts),
+   * Optional: searchPublishedGuides with the page rendered as the response body (representation/),
    * hashed and compressed where the search ran. SQLite's search workers do this, so that the event
    * loop neither receives the page as objects nor serializes or compresses it.
    */

@@ -2,7 +2,10 @@
 import type { GuideStore } from './guide-store.js';
 import { createSqliteGuideStore } from './sqlite/sqlite-guide-store.js';
 import { createWatchedSqliteStore } from './sqlite/sqlite-watched-store.js';
-import type { SearchPriority } from './sqlite/sqlite-search-pool.js';
+import type { SearchPriority } from './sqlite/search/sqlite-search-pool.js';
+
+export { SEARCH_PRIORITIES } from './sqlite/search/sqlite-search-pool.js';
+export type { SearchPriority } from './sqlite/search/sqlite-search-pool.js';
 
 export interface OpenStoreOptions {
   databaseUrl: string;

@@ -14,8 +14,8 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../representation.js';
-import type { ContentCoding } from '../representation.js';
+import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
+import type { ContentCoding } from '../../representation/representation.js';
 import { Doorkeeper } from './doorkeeper.js';
 
 /** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
@@ -26,7 +26,7 @@ export type Rendered = RenderedCommon & (
     contentType?: string;
   }
   | {
-    /** JSON bytes made already (guide-list-body.ts), possibly on another thread. */
+    /** JSON bytes made already (representation/), possibly on another thread. */
     body: Buffer;
     /** representationHash(body), when it was computed with the body. */
     hash?: string;

@@ -17,8 +17,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler }
 import { DOCS_PREFIX } from './docs.js';
 import { globalPlugin, hooksOf } from './global-plugin.js';
 import { METRICS_PATH } from './metrics.js';
-import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, compressBodyOffLoop, negotiateContentCoding } from '../representation.js';
-import type { ContentCoding } from '../representation.js';
+import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, compressBodyOffLoop, negotiateContentCoding } from '../../representation/representation.js';
+import type { ContentCoding } from '../../representation/representation.js';
 
 
 /** Largest static asset (by its Content-Length) compressed and kept; bigger ones are streamed uncompressed. */

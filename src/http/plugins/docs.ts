@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { NotFoundError } from '../problems.js';
-import { representationHash } from '../representation.js';
+import { representationHash } from '../../representation/representation.js';
 import { ifNoneMatchHits } from './caching.js';
 import { hooksOf } from './global-plugin.js';
 

@@ -13,12 +13,14 @@ import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
-import { createSqliteSearch, searchPage } from './sqlite-search.js';
-import type { SqliteSearch } from './sqlite-search.js';
-import { createSearchPool } from './sqlite-search-pool.js';
-import type { SearchPriority } from './sqlite-search-pool.js';
-import { SEARCH_FORMAT_VERSION, SearchAnalyzer, SearchIndexBuilder, buildSearchIndex, textParts } from './sqlite-search-index.js';
-import type { SearchDoc } from './sqlite-search-index.js';
+import { createSqliteSearch, searchPage } from './search/sqlite-search.js';
+import type { SqliteSearch } from './search/sqlite-search.js';
+import { createSearchPool } from './search/sqlite-search-pool.js';
+import type { SearchPriority } from './search/sqlite-search-pool.js';
+import { SearchAnalyzer } from './search/sqlite-analyzer.js';
+import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
+import type { SearchDoc } from './search/sqlite-index-format.js';
+import { SearchIndexBuilder, buildSearchIndex } from './search/sqlite-index-builder.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -254,7 +256,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     try {
       statements.begin.run();
       const session = startImport();
-      for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search);
+      // What content/guide-files.ts prepared for this backend: a SearchAnalyzer's search document.
+      for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search as SearchDoc | undefined);
       const summary = session.finish(content.product, content.resources);
       statements.commit.run();
       return summary;

@@ -12,7 +12,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import type { GuideStore } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { createSqliteGuideStore } from './sqlite-guide-store.js';
-import type { SearchPriority } from './sqlite-search-pool.js';
+import type { SearchPriority } from './search/sqlite-search-pool.js';
 
 const CHECK_INTERVAL_MS = 1000;
 

@@ -1,7 +1,7 @@
 /** Compression negotiation through app.inject: gzip and brotli above 1 KB, one coding, one tag per coding. */
 import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { brotliWindowBits, negotiateContentCoding, ownBytes } from '../../../src/http/representation.js';
+import { brotliWindowBits, negotiateContentCoding, ownBytes } from '../../../src/representation/representation.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';

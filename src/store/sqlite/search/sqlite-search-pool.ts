@@ -12,10 +12,11 @@
  * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../../start-worker.js';
-import type { SearchPosition } from '../../guides/cursor.js';
-import type { Page, RenderedSearchPage, SearchRendering } from '../guide-store.js';
-import { StoreUnavailableError } from '../guide-store.js';
+import { startWorker } from '../../../start-worker.js';
+import type { SearchPosition } from '../../../guides/cursor.js';
+import type { RenderedSearchPage, SearchRendering } from '../../../representation/rendered-page.js';
+import type { Page } from '../../guide-store.js';
+import { StoreUnavailableError } from '../../guide-store.js';
 import type { SearchPageOptions } from './sqlite-search.js';
 
 /**
@@ -76,7 +77,7 @@ const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
 export interface SearchPool {
   search(options: SearchPageOptions): Promise<Page<SearchPosition>>;
   /**
-   * The same search, answered as its response body (guide-list-body.ts): the worker serializes,
+   * The same search, answered as its response body (representation/search-cards-body.ts): the worker serializes,
    * hashes and compresses the page, and hands over the bytes.
    */
   render(options: SearchPageOptions, rendering: SearchRendering): Promise<RenderedSearchPage>;

@@ -4,20 +4,20 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
+import { openSqliteDatabase } from '../../../../src/store/sqlite/sqlite-database.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeCorpus } from '../../bench/corpus.js';
-import { loadContentFolder } from '../../src/content/load-content.js';
-import type { SearchPosition } from '../../src/guides/cursor.js';
-import { parseSearchQuery } from '../../src/guides/search-query.js';
-import type { GuideStore, Page } from '../../src/store/guide-store.js';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-schema.js';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { createSqliteSearch, searchPage } from '../../src/store/sqlite/sqlite-search.js';
-import type { SqliteSearchOptions } from '../../src/store/sqlite/sqlite-search.js';
-import { makeTempDir } from '../helpers/build-test-app.js';
-import { makeContent, makeGuide } from '../helpers/guide-factory.js';
-import { forEachWord, tokenize, tokensOfWord } from '../../src/store/sqlite/sqlite-text.js';
+import { writeCorpus } from '../../../../bench/corpus.js';
+import { loadContentFolder } from '../../../../src/content/load-content.js';
+import type { SearchPosition } from '../../../../src/guides/cursor.js';
+import { parseSearchQuery } from '../../../../src/guides/search-query.js';
+import type { GuideStore, Page } from '../../../../src/store/guide-store.js';
+import { SQLITE_MIGRATIONS } from '../../../../src/store/sqlite/sqlite-schema.js';
+import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
+import { createSqliteSearch, searchPage } from '../../../../src/store/sqlite/search/sqlite-search.js';
+import type { SqliteSearchOptions } from '../../../../src/store/sqlite/search/sqlite-search.js';
+import { makeTempDir } from '../../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../../helpers/guide-factory.js';
+import { forEachWord, tokenize, tokensOfWord } from '../../../../src/store/sqlite/search/sqlite-text.js';
 
 const dirs: string[] = [];
 const stores: GuideStore[] = [];

@@ -9,13 +9,13 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
+import { isUnavailableError, openSqliteDatabase, snapshotReader } from '../sqlite-database.js';
 import { createSqliteSearch, searchCardPage, searchPage } from './sqlite-search.js';
 import type { SqliteSearch } from './sqlite-search.js';
 import { SEARCH_LOW_NICE } from './sqlite-search-pool.js';
 import type { SearchWorkerData, WorkerMessage, WorkerReply, WorkerRequest } from './sqlite-search-pool.js';
-import { renderSearchCardPage } from '../../http/guide-list-body.js';
-import { loadRepresentationHash, ownBytes } from '../../http/representation.js';
+import { loadRepresentationHash, ownBytes } from '../../../representation/representation.js';
+import { renderSearchCardPage } from '../../../representation/search-cards-body.js';
 
 const port = parentPort!;
 const { file, priority } = workerData as SearchWorkerData;
@@ -92,7 +92,7 @@ function answer(message: SearchRequest): WorkerReply {
   try {
     if (!search || !read) throw openError;
     if (!message.rendering) return { id: message.id, page: read(() => searchPage(search!, message.options)) };
-    // Rendered from the results' cards: no summary fields parsed or serialized (guide-list-body.ts).
+    // Rendered from the results' cards: no summary fields parsed or serialized (search-cards-body.ts).
     const page = read(() => searchCardPage(search!, message.options));
     const { body, encoded, ...rest } = renderSearchCardPage(page, message.options.query.text, message.rendering);
     return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };

@@ -1,5 +1,5 @@
 /**
- * Searches on worker threads (src/store/sqlite/sqlite-search-pool.ts), beyond the store contract
+ * Searches on worker threads (src/store/sqlite/search/sqlite-search-pool.ts), beyond the store contract
  * (which runs whole against a store with workers): many searches in flight at once each get their
  * own page, searches that wait together are answered in one message, a page rendered on a worker
  * is the body the event loop would make of it (also when joined from the index's stored cards), an
@@ -18,25 +18,25 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { writeCorpus } from '../../bench/corpus.js';
-import { loadContentFolder } from '../../src/content/load-content.js';
-import { createCursorCodec } from '../../src/guides/cursor.js';
-import { parseSearchQuery } from '../../src/guides/search-query.js';
-import { guideListBody } from '../../src/http/guide-list-body.js';
-import { loadRepresentationHash, representationHash } from '../../src/http/representation.js';
-import type { GuideStore } from '../../src/store/guide-store.js';
-import { StoreUnavailableError } from '../../src/store/guide-store.js';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { createSearchPool } from '../../src/store/sqlite/sqlite-search-pool.js';
-import { createWatchedSqliteStore } from '../../src/store/sqlite/sqlite-watched-store.js';
-import type { SearchPriority } from '../../src/store/sqlite/sqlite-search-pool.js';
-import type * as StartWorkerModule from '../../src/start-worker.js';
-import { makeTempDir } from '../helpers/build-test-app.js';
-import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+import { writeCorpus } from '../../../../bench/corpus.js';
+import { loadContentFolder } from '../../../../src/content/load-content.js';
+import { createCursorCodec } from '../../../../src/guides/cursor.js';
+import { parseSearchQuery } from '../../../../src/guides/search-query.js';
+import { guideListBody } from '../../../../src/representation/guide-list-body.js';
+import { loadRepresentationHash, representationHash } from '../../../../src/representation/representation.js';
+import type { GuideStore } from '../../../../src/store/guide-store.js';
+import { StoreUnavailableError } from '../../../../src/store/guide-store.js';
+import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
+import { createSearchPool } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
+import { createWatchedSqliteStore } from '../../../../src/store/sqlite/sqlite-watched-store.js';
+import type { SearchPriority } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
+import type * as StartWorkerModule from '../../../../src/start-worker.js';
+import { makeTempDir } from '../../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../../helpers/guide-factory.js';
 
 // Every worker the pool starts, so that a test can end one as a crash would.
 const started = vi.hoisted((): Worker[] => []);
-vi.mock('../../src/start-worker.js', async (importOriginal) => {
+vi.mock('../../../../src/start-worker.js', async (importOriginal) => {
   const original = await importOriginal<typeof StartWorkerModule>();
   return {
     startWorker: (...args: Parameters<typeof original.startWorker>): Worker => {
@@ -47,7 +47,7 @@ vi.mock('../../src/start-worker.js', async (importOriginal) => {
   };
 });
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..', '..', '..');
 const dirs: string[] = [];
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -364,7 +364,7 @@ describe('SQLite searches on worker threads', () => {
       // The built code, as `guides serve` runs it: a worker from the .js file. The script never
       // closes the pool: it must still print the page and exit by itself.
       const script = `
-        const { createSearchPool } = await import(${JSON.stringify(path.join(ROOT, 'dist/store/sqlite/sqlite-search-pool.js'))});
+        const { createSearchPool } = await import(${JSON.stringify(path.join(ROOT, 'dist/store/sqlite/search/sqlite-search-pool.js'))});
         const { parseSearchQuery } = await import(${JSON.stringify(path.join(ROOT, 'dist/guides/search-query.js'))});
         const pool = createSearchPool(${JSON.stringify(file)}, 1);
         const page = await pool.search({ query: parseSearchQuery('cooler'), limit: 5 });

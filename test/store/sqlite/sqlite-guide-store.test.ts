@@ -1,9 +1,9 @@
 /** The store contract against SQLite: a fresh database file per test, searching in the calling thread and in worker threads. */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { makeTempDir } from '../helpers/build-test-app.js';
-import { describeGuideStoreContract } from './guide-store.contract.js';
+import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../../helpers/build-test-app.js';
+import { describeGuideStoreContract } from '../guide-store.contract.js';
 
 for (const searchWorkers of [0, 2]) {
   describeGuideStoreContract('sqlite', async () => {

@@ -5,15 +5,15 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSearchQuery } from '../../src/guides/search-query.js';
-import { StoreUnavailableError } from '../../src/store/guide-store.js';
-import type { GuideStore } from '../../src/store/guide-store.js';
-import { openStore } from '../../src/store/open-store.js';
-import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
-import { makeContent, makeGuide } from '../helpers/guide-factory.js';
-import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
-import type { TestDatabase } from '../helpers/postgres-database.js';
-import { describeGuideStoreContract } from './guide-store.contract.js';
+import { parseSearchQuery } from '../../../src/guides/search-query.js';
+import { StoreUnavailableError } from '../../../src/store/guide-store.js';
+import type { GuideStore } from '../../../src/store/guide-store.js';
+import { openStore } from '../../../src/store/open-store.js';
+import { createPostgresGuideStore } from '../../../src/store/postgres/postgres-guide-store.js';
+import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
+import { createTestDatabase, requirePostgres } from '../../helpers/postgres-database.js';
+import type { TestDatabase } from '../../helpers/postgres-database.js';
+import { describeGuideStoreContract } from '../guide-store.contract.js';
 
 const hasPostgres = await requirePostgres('the PostgreSQL store tests');
 

@@ -7,10 +7,10 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
-import { makeTempDir } from '../helpers/build-test-app.js';
-import { makeContent, makeGuide } from '../helpers/guide-factory.js';
+import { openSqliteDatabase } from '../../../src/store/sqlite/sqlite-database.js';
+import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../../helpers/build-test-app.js';
+import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 
 it('survives garbage collection of stores, statements and pragmas it no longer uses', async () => {
   const dir = makeTempDir('guides-native-');

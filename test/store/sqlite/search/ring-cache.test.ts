@@ -1,6 +1,6 @@
 /** The search caches' storage: one buffer written round, oldest entries out first, none used this turn. */
 import { describe, expect, it } from 'vitest';
-import { RingCache } from '../../src/store/sqlite/ring-cache.js';
+import { RingCache } from '../../../../src/store/sqlite/search/ring-cache.js';
 
 /** Keeps `bytes` bytes, each set to `mark`, and returns their view. */
 function put<K>(ring: RingCache<K, Uint8Array>, key: K, bytes: number, mark: number): Uint8Array | undefined {
