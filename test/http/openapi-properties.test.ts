@@ -29,7 +29,7 @@ interface Schema { type?: string; minimum?: number; maximum?: number; maxLength?
 interface Parameter { name: string; in: 'query' | 'path'; required?: boolean; schema: Schema }
 interface Response { headers?: Record<string, { schema: Schema }>; content?: Record<string, unknown> }
 interface Operation { operationId: string; parameters?: Parameter[]; responses: Record<string, Response> }
-interface Document { paths: Record<string, { get: Operation }> }
+interface Document { paths: Record<string, { get?: Operation }> }
 
 /** One generated request and what the document says its answer must be. */
 interface Case {
@@ -205,7 +205,7 @@ describe.each([
     }
     document = (await t.app.inject({ url: '/openapi.json' })).json<Document>();
     // The methods every operation answers, as its 405 response declares them in Allow.
-    const allow = Object.values(document.paths)[0]!.get.responses['405']!.headers!.Allow!.schema.enum![0]!;
+    const allow = document.paths['/api/v1/guides']!.get!.responses['405']!.headers!.Allow!.schema.enum![0]!;
     allowed = allow.split(', ');
     const firstPage = (await t.app.inject({ url: '/api/v1/guides?limit=50' })).json<{ items: { slug: string }[] }>();
     inputs.slugs = firstPage.items.map((item) => item.slug);
@@ -226,6 +226,8 @@ describe.each([
   it.runIf(enabled)('answers each as the document says: status, Allow, media type, problem, body', async () => {
     for (const [template, item] of Object.entries(document.paths)) {
       const operation = item.get;
+      // POST /mcp speaks JSON-RPC: test/http/routes/mcp-http.test.ts checks it against the document.
+      if (operation === undefined) continue;
       await fc.assert(fc.asyncProperty(casesFor(template, operation, allowed, inputs), async (request) => {
         const res = await t.app.inject({
           method: request.method as 'GET',
