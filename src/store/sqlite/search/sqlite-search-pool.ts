@@ -8,8 +8,9 @@
  *
  * A worker is ready once it has opened the database and takes searches; a search sent before
  * that waits for it (messages wait in the worker's port), up to START_WAIT_MS, and /readyz stays
- * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
- * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
+ * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with
+ * StoreUnavailableError (503) and is replaced at the next search. An idle worker does not keep the
+ * process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../../start-worker.js';
