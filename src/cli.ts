@@ -8,10 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // Node 22.1+ keeps V8's compiled code of the modules it loads on disk, so a start after the first
-// skips compiling the app and its dependencies again: `guides serve` on an imported 100k-guide
-// database, Node 24, server on one CPU, from start to its first 200 from /readyz, eight starts
-// each, alternating: median 682 ms with NODE_DISABLE_COMPILE_CACHE=1, 586 ms without it (2026-11-27,
-// docs/operations.md "Start-up"). Node 20 has no compile cache.
+// skips compiling the app and its dependencies again (docs/performance.md). Node 20 has none.
 // The cache lives beside the installed packages (a read-only install just goes without: the call
 // never throws); NODE_COMPILE_CACHE chooses another directory, NODE_DISABLE_COMPILE_CACHE=1 none.
 // The directory is passed on in the environment, so that the search worker threads and the

@@ -14,8 +14,9 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
 export type ContentCoding = 'br' | 'gzip';
 
 /**
- * Brotli quality 5 compresses a 10 KB guide about as small as quality 9 in 0.2 ms instead of 7 ms,
- * which matters because an uncached search result is compressed while its client waits.
+ * Brotli quality 5 compresses a guide about as small as quality 9 in a small fraction of its time,
+ * which matters because an uncached search result is compressed while its client waits
+ * (docs/performance.md).
  */
 export const BROTLI_QUALITY = 5;
 
@@ -72,8 +73,8 @@ const gzipAsync = promisify(gzip);
 
 /**
  * Brotli's window fits the body (its sliding window holds 2^bits − 16 bytes): a larger one finds
- * nothing more in a body that short, and the default (4 MB) makes each compression allocate and
- * fault in megabytes (docs/performance.md).
+ * nothing more in a body that short, and the default makes each compression allocate and fault in
+ * megabytes (docs/performance.md).
  */
 export function brotliWindowBits(length: number): number {
   const bits = Math.ceil(Math.log2(length + 16));
@@ -105,8 +106,8 @@ export function compressBodyOffLoop(coding: ContentCoding, body: Uint8Array, lev
 
 /**
  * `bytes` in memory of their own. A Buffer is often a view of a larger allocation: zlib's output
- * is a slice of a 16 KB chunk (a 2 KB compressed guide kept 16 KB alive), and a small Buffer is
- * a slice of Node's shared 8 KB pool. Bytes kept for long (the representation cache) or sent to
+ * is a slice of a larger chunk (a small compressed guide kept the whole chunk alive), and a small
+ * Buffer is a slice of Node's shared pool. Bytes kept for long (the representation cache) or sent to
  * another thread (a structured clone copies the whole underlying ArrayBuffer) are copied to their
  * exact size first; bytes that own their memory already are returned as they are.
  */

@@ -18,14 +18,14 @@ import { ALTERNATE_LINK_HEADER, GuideMarkdownSchema, guideMarkdownExamples, MARK
 import { MARKDOWN_TYPE, markdownTokenEstimate, negotiateGuideFormat, renderGuideMarkdown } from '../guide-markdown.js';
 import type { GuideFormat } from '../guide-markdown.js';
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
+
 /**
  * Before validation: trim `q` (its 200-character limit applies after trimming) and turn `limit`
  * into a number only when it is plain decimal digits, so `0x10`, `1e1`, `+5` and `05` stay strings
  * and fail the integer schema instead of being coerced.
  */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
-
 const normalizeListQuery: preValidationHookHandler = (request, _reply, done) => {
   const query = request.query as Record<string, unknown>;
   // Control characters are refused, not trimmed away, so `q=%0A` is a 400 like `q=a%0Ab`.

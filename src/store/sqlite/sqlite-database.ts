@@ -5,10 +5,10 @@
  * it in its destructor, which asserts `(env) != nullptr` and aborts the whole process when V8
  * collects the object outside a JavaScript context. better-sqlite3 12.x (the last line that builds
  * on Node 20) objects are ObjectWraps, so a dropped Statement or Database crashes a server on Node
- * 24 at its next GC under load (measured here: 20,000 dropped statements abort with exit 134; kept,
- * they survive and exit 0). Until the driver is fixed upstream, every Database and every Statement
- * we create stays reachable for the life of the process. Nothing prepares statements per request,
- * so what this keeps is bounded by the databases opened and the statements they prepare.
+ * 24 at its next GC under load (test/store/sqlite/sqlite-native-objects.test.ts). Until the driver
+ * is fixed upstream, every Database and every Statement we create stays reachable for the life of
+ * the process. Nothing prepares statements per request, so what this keeps is bounded by the
+ * databases opened and the statements they prepare.
  */
 import Database from 'better-sqlite3';
 

@@ -95,7 +95,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
         // process of another release still serving the file keeps its index state until the
         // version moves, and read rows of the new format with it (its searches failed); it now
         // reloads the index, finds a format it does not know and answers empty pages until it is
-        // replaced (docs/operations.md#start-up).
+        // replaced (docs/operations.md#upgrading-to-a-new-search-index-format).
         if (stats) db.prepare("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'content_version'").run();
       }
     }).immediate();
@@ -214,7 +214,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
    * The first import into a database without guides (the largest kind: a whole folder at once)
    * writes through a rollback journal instead of the write-ahead log. In WAL mode every page is
    * written twice, to the log and then, at the checkpoint that follows the commit, to the database
-   * (at 100k guides: 2.3 GB twice, the checkpoint alone ~15 s); with a rollback journal, pages
+   * (gigabytes twice for a large corpus; docs/performance.md); with a rollback journal, pages
    * added to the file are written once and nothing is journaled for them, since undoing them is
    * cutting the file back. The transaction is as atomic (a killed import leaves a journal that the
    * next connection rolls back, to the empty database) and, with synchronous = FULL, as durable.

@@ -28,12 +28,9 @@ function identityOf(file: string): string | undefined {
 }
 
 /**
- * The serving connection's SQLite page cache: 2 MB (SQLite's own default), not better-sqlite3's
- * 16 MB. Guide reads hit rows at random in a file far larger than either (they come from the OS's
- * page cache either way), and rendered guides are cached above the store. Measured 2026-11-26 on
- * 100k guides, random guide reads then each search kind (bench/.cache/tools/rss.mjs, two
- * alternating runs each): peak RSS 244 and 249 MB against 258 and 257 MB, guide reads 7,520 and
- * 7,961 req/s against 6,954 and 6,537 (within the noise).
+ * The serving connection's page cache: SQLite's own default, not better-sqlite3's larger one. Guide
+ * reads hit rows at random in a file far larger than either, and rendered guides are cached above
+ * the store: less memory, reads as fast (docs/performance.md#search-workers).
  */
 const SERVING_PAGE_CACHE_KIB = 2048;
 

@@ -39,7 +39,7 @@ export interface TermPattern {
  * How many varints end in data[from, to): the bytes below 0x80. Four bytes at a time where `data`
  * is aligned: `(w & 0x80808080) >>> 7` holds a 1 in each byte of `w` that continues a varint, and
  * multiplying by 0x01010101 sums those into the top byte. A body is read this way up to each snippet
- * hit, about 2 KB a result. `words`: `data` as 32-bit words (see wordsOf), where it is aligned.
+ * hit. `words`: `data` as 32-bit words (see wordsOf), where it is aligned.
  */
 function countVarintEnds(data: Uint8Array, words: Uint32Array | undefined, from: number, to: number): number {
   let count = 0;

@@ -10,8 +10,7 @@ import type { SearchStats } from './sqlite-index-format.js';
 
 /**
  * Posting lists kept in memory as read, by total bytes (the common terms' lists); see ring-cache.ts.
- * 8 MB searched as fast as 16 MB (common, prefix and two-term searches at 10k and 100k guides) with
- * a lower peak RSS; 4 MB made common-term searches at 10k slower.
+ * The smallest size that searched as fast as a larger one (docs/performance.md#search-workers).
  */
 export const POSTINGS_CACHE_BYTES = 8 * 1024 * 1024;
 

@@ -8,8 +8,9 @@
  *
  * A worker is ready once it has opened the database and takes searches; a search sent before
  * that waits for it (messages wait in the worker's port), up to START_WAIT_MS, and /readyz stays
- * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with StoreUnavailableError (503) and is replaced at the
- * next search. An idle worker does not keep the process alive; close() lets them finish and exit.
+ * 503 until every worker is ready (the store's ping). A worker that dies fails its searches with
+ * StoreUnavailableError (503) and is replaced at the next search. An idle worker does not keep the
+ * process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../../start-worker.js';
@@ -26,7 +27,7 @@ import type { SearchPageOptions } from './sqlite-search.js';
  *   else of normal priority wants, and gives it up the moment the event loop (or any other normal
  *   thread) wakes. Falls back to `low` when it cannot be set (no `chrt` command).
  * - `low`: nice +10. The event loop goes first, but a running search may keep the CPU for the rest of
- *   the scheduler's time slice (1.5 ms by default on 2 CPUs), and under sustained contention gets ~10% of a CPU.
+ *   the scheduler's time slice, and under sustained contention still gets a share of it.
  * - `normal`: the server's priority.
  */
 export type SearchPriority = 'idle' | 'low' | 'normal';
@@ -41,12 +42,9 @@ export interface SearchWorkerData {
 }
 
 /**
- * V8 gives a thread a young generation of up to 48 MB (two 16 MB semi-spaces and room for large
- * objects), and a worker's grows to it within a few hundred searches: 32 MB resident, against a
- * heap of about 7 MB that survives. 8 MB (semi-spaces of ~2.7 MB) costs no measurable search time
- * at 10k or 100k guides: common and two-term searches in process on 10k guides, two alternating
- * runs, 2 MB semi-spaces against 4 MB: mean 0.41–0.52 ms against 0.43–0.54 ms (2026-11-26).
- * 1 MB semi-spaces do cost (+15-30 %, 2026-11-25).
+ * A worker's young generation grows to V8's default within a few hundred searches, far more than the
+ * heap that survives them; this cap costs no measurable search time, a smaller one does
+ * (docs/performance.md#search-workers).
  */
 const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 8 };
 

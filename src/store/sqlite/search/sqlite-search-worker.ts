@@ -49,11 +49,9 @@ let read: (<T>(read: () => T) => T) | undefined;
 let openError: unknown;
 try {
   db = openSqliteDatabase(file, { readonly: true, fileMustExist: true });
-  // 2 MB of SQLite's page cache (its own default), not better-sqlite3's 16 MB: posting lists are
-  // kept decoded in the search's own caches, and a page's guide rows are read at random from a
-  // file far larger than any cache (they come from the OS's page cache either way). Measured
-  // 2026-11-26, two-term searches in process on 10k guides, three alternating runs: mean 1.42–1.63 ms
-  // a search with 2 MB, 1.53–1.70 ms with 16 MB.
+  // SQLite's own default page cache, not better-sqlite3's larger one: posting lists are kept decoded
+  // in the search's own caches, and guide rows are read at random from a file far larger than any
+  // cache (docs/performance.md#search-workers).
   db.exec('PRAGMA busy_timeout = 5000; PRAGMA cache_size = -2048');
   search = createSqliteSearch(db);
   read = snapshotReader(db);
@@ -70,19 +68,9 @@ function failure(error: unknown): WorkerReply['error'] {
 type SearchRequest = Extract<WorkerRequest, { type: 'search' }>;
 
 /**
- * How long the searches answered in one message may take together. Searches that arrived while
- * others ran are answered in a row and their pages sent in one message, at the end or once this
- * much time has passed: each message wakes the event loop, which, on a box with one core, takes
- * the CPU from this thread (SCHED_IDLE yields at once) and fills the CPU's caches with its own
- * data. Alone, a search is answered as soon as it is done. Measured 2026-11-27, 10k guides, server
- * on one CPU, 16 connections (req/s, one run each, bench `--only c16`): a message a search (before)
- * common 557–566, two-term 893–915, prefix 792–830, rare 1,949–2,036; batches of 2 ms 663–679,
- * 1,221–1,257, 1,043–1,074, 3,883–4,026; 5 ms 761, 1,383, 1,190, 4,093; 10 and 20 ms and no limit
- * within the noise of 5 ms (748–788, 1,373–1,406). With searches on the event loop
- * (`SEARCH_WORKERS=0`): 698, 1,271, 1,128, 3,686. A page waits for its batch to end, at most about
- * this long more than its own search under a flood, when queueing takes far longer anyway (p99 at
- * 16 connections, same runs: 49–68 ms before, 42–47 ms with 5 ms). At one connection, throughput
- * and p99 are as before (alternating runs, each kind within ±8 %).
+ * How long the searches answered in one message may take together: searches that waited are
+ * answered in a row and sent in one message, since each message wakes the event loop, which on one
+ * core takes the CPU and its caches from this thread (docs/performance.md#search-workers).
  */
 const BATCH_MS = 5;
 
@@ -109,11 +97,9 @@ function answerQueued(limitMs = BATCH_MS): void {
   const replies: WorkerReply[] = [];
   do replies.push(answer(queued.shift()!));
   while (queued.length > 0 && performance.now() - started < limitMs);
-  // The bodies' bytes are copied into the event loop's thread (structured clone), not transferred:
-  // memory that this thread allocated and the event loop freed (after its GC) stayed resident in
-  // this thread's malloc arena. Measured 2026-11-26 on 10k guides, random guide reads then each
-  // search kind at 16 connections for 10 s (two runs against one, alternating): peak RSS 239–241 MB
-  // copied against 278 MB transferred, searches as fast (a 13 KB copy is about a microsecond).
+  // The bodies' bytes are copied (structured clone), not transferred: memory this thread allocated
+  // and the event loop freed stayed resident in this thread's malloc arena
+  // (docs/performance.md#search-workers).
   port.postMessage(replies);
   // Searches that arrive meanwhile are queued (the message phase) before the next batch starts.
   if (queued.length > 0) setImmediate(answerQueued);

@@ -13,12 +13,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTempDir } from './helpers/build-test-app.js';
-import { createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
-import type { TestDatabase } from './helpers/postgres-database.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+import type { TestDatabase } from '../helpers/postgres-database.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 /** The contract's promise for how soon every instance shows an import. */
 const VISIBILITY_BOUND_MS = 5000;

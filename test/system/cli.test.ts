@@ -5,13 +5,13 @@ import module from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
-import { makeTempDir } from './helpers/build-test-app.js';
-import { POSTGRES_ADMIN_URL, createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
-import { freePort } from './helpers/redis-server.js';
+import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { POSTGRES_ADMIN_URL, createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+import { freePort } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 

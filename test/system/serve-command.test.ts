@@ -12,16 +12,16 @@ import { availableParallelism } from 'node:os';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCommand } from '../scripts/start-command.js';
-import { heapGrowthFlag } from '../src/serve-command.js';
-import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-store.js';
-import { makeTempDir } from './helpers/build-test-app.js';
-import { createTestDatabase, requirePostgres } from './helpers/postgres-database.js';
-import { freePort } from './helpers/redis-server.js';
-import { loadSampleContent } from './helpers/sample-content.js';
-import { startTcpProxy, throughProxy } from './helpers/tcp-proxy.js';
+import { startCommand } from '../../scripts/start-command.js';
+import { heapGrowthFlag } from '../../src/serve-command.js';
+import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
+import { freePort } from '../helpers/redis-server.js';
+import { loadSampleContent } from '../helpers/sample-content.js';
+import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 

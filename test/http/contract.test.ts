@@ -1,10 +1,10 @@
 /** The contract checker that buildTestApp puts around app.inject must catch what it promises to. */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from './build-test-app.js';
-import type { TestApp } from './build-test-app.js';
-import { checkEveryInjectedResponse, checkResponse, ContractViolation, tally } from './contract.js';
-import type { ObservedResponse } from './contract.js';
+import { buildTestApp } from '../helpers/build-test-app.js';
+import type { TestApp } from '../helpers/build-test-app.js';
+import { checkEveryInjectedResponse, checkResponse, ContractViolation, tally } from '../helpers/contract.js';
+import type { ObservedResponse } from '../helpers/contract.js';
 
 describe('the contract checker', () => {
   let t: TestApp;

@@ -11,10 +11,10 @@ import type { ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from './helpers/build-test-app.js';
-import { freePort } from './helpers/redis-server.js';
+import { makeTempDir } from '../helpers/build-test-app.js';
+import { freePort } from '../helpers/redis-server.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const TINY = path.join(ROOT, 'test', 'fixtures', 'content-tiny');
 const isRoot = process.getuid?.() === 0;
