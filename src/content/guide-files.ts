@@ -19,7 +19,7 @@ import type { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_GUIDE_BYTES } from '../config.js';
 import type { GuideRecord } from '../guides/guide.js';
 import { startWorker } from '../start-worker.js';
-import { hashJson } from '../store/content-diff.js';
+import { hashJson } from '../store/import-plan.js';
 import type { PreparedGuide } from '../store/guide-store.js';
 import { SearchAnalyzer } from '../store/sqlite/search/sqlite-analyzer.js';
 import type { SearchDocData } from '../store/sqlite/search/sqlite-index-format.js';

@@ -1,5 +1,5 @@
 /** Validate a content folder fully, then apply it to a store in one transaction. */
-import { ImportPlanner } from '../store/content-diff.js';
+import { ImportPlanner } from '../store/import-plan.js';
 import type { GuideStore, ImportSummary } from '../store/guide-store.js';
 import { ContentRejectedError, loadContentFolder, openContentFolder } from './load-content.js';
 import type { LoadOptions } from './load-content.js';

@@ -13,7 +13,7 @@ import type {
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
-import type { ExistingGuide } from './content-diff.js';
+import type { ExistingGuide } from './import-plan.js';
 import type { RenderedSearchPage, SearchRendering } from '../representation/rendered-page.js';
 
 export interface Page<P> {
@@ -43,7 +43,7 @@ export interface ImportSummary {
 /** A valid guide read from a content folder, with what the reader prepared for the store. */
 export interface PreparedGuide {
   guide: GuideRecord;
-  /** hashJson(guide) (content-diff.ts), computed where the guide was read. */
+  /** hashJson(guide) (import-plan.ts), computed where the guide was read. */
   contentHash: string;
   /**
    * What the backend's preparation computed for the guide while it was read (SQLite: the search

@@ -8,7 +8,7 @@ import type { ListPosition } from '../../guides/cursor.js';
 import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
-import { ImportPlanner, hashJson } from '../content-diff.js';
+import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
@@ -214,7 +214,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
    * The first import into a database without guides (the largest kind: a whole folder at once)
    * writes through a rollback journal instead of the write-ahead log. In WAL mode every page is
    * written twice, to the log and then, at the checkpoint that follows the commit, to the database
-   * (at 100k guides: 2.3 GB twice, the checkpoint alone ~15 s); with a rollback journal, pages
+   * (for a large folder the checkpoint alone is a long pause); with a rollback journal, pages
    * added to the file are written once and nothing is journaled for them, since undoing them is
    * cutting the file back. The transaction is as atomic (a killed import leaves a journal that the
    * next connection rolls back, to the empty database) and, with synchronous = FULL, as durable.
