@@ -18,6 +18,7 @@ import type { SqliteSearch } from './search/sqlite-search.js';
 import { createSearchPool } from './search/sqlite-search-pool.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
 import { SearchAnalyzer } from './search/sqlite-analyzer.js';
+import { SQLITE_GUIDE_PREPARATION } from './sqlite-guide-preparer.js';
 import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
 import type { SearchDoc } from './search/sqlite-index-format.js';
 import { SearchIndexBuilder, buildSearchIndex } from './search/sqlite-index-builder.js';
@@ -256,7 +257,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     try {
       statements.begin.run();
       const session = startImport();
-      // What content/guide-files.ts prepared for this backend: a SearchAnalyzer's search document.
+      // What SQLITE_GUIDE_PREPARATION made while the folder was read: a published guide's search document.
       for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search as SearchDoc | undefined);
       const summary = session.finish(content.product, content.resources);
       statements.commit.run();
@@ -311,6 +312,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     importStream: applyImportStream,
+    guidePreparation: SQLITE_GUIDE_PREPARATION,
     existingGuides: () => guard(() => statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }))),
     cursorKey: () => guard(() => {
       statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
