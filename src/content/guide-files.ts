@@ -1,9 +1,9 @@
 /**
  * Reads and validates guide files (guides/*.md), in name order: in this thread for a few files, on
- * worker threads for many. Parsing front matter and Markdown, hashing and tokenizing a guide is
- * CPU work of about a millisecond a file, independent of every other file, so a large folder is
- * parsed by every core at once; results still come back one by one in name order, as if one
- * thread had read them (problems, duplicate slugs and row ids come out the same).
+ * worker threads for many. Parsing front matter and Markdown, hashing and preparing a guide for
+ * the store is CPU work independent of every other file, so a large folder is parsed by every
+ * core at once; results still come back one by one in name order, as if one thread had read them
+ * (problems, duplicate slugs and row ids come out the same).
  *
  * This thread reads the files (synchronously: the threads wait for it much less than it waits for
  * the disk) and hands them to the workers in batches of BATCH_FILES, so a worker never waits for a
