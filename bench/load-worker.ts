@@ -5,6 +5,7 @@
  * the job's request paths, so a job with many distinct paths defeats response caches.
  */
 import autocannon from 'autocannon';
+import { percentileOfSorted } from './lib/measure.js';
 
 export interface LoadJob {
   url: string;
@@ -37,12 +38,6 @@ export interface LoadResult {
 }
 
 const PREBUILT_PATHS = 64;
-
-function percentile(sorted: Float64Array, fraction: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-  return sorted[index] as number;
-}
 
 export function runLoad(job: LoadJob): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
@@ -98,10 +93,10 @@ export function runLoad(job: LoadJob): Promise<LoadResult> {
         seconds,
         // Only answers with the expected status count: a 503 from load shedding is not throughput.
         requestsPerSecond: (count - unexpected) / Math.max(result.duration, 1e-9),
-        p50Ms: percentile(sorted, 0.5),
-        p90Ms: percentile(sorted, 0.9),
-        p99Ms: percentile(sorted, 0.99),
-        maxMs: percentile(sorted, 1),
+        p50Ms: percentileOfSorted(sorted, 0.5),
+        p90Ms: percentileOfSorted(sorted, 0.9),
+        p99Ms: percentileOfSorted(sorted, 0.99),
+        maxMs: percentileOfSorted(sorted, 1),
         unexpected,
         errors: result.errors + result.timeouts,
         statusCounts,

@@ -27,6 +27,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, createRandom, parseSize, writeCorpus } from './corpus.js';
+import { median, rssKb } from './lib/measure.js';
+import { freePort, startGuidesServer } from './lib/processes.js';
+import type { GuidesServer } from './lib/processes.js';
 import { SEARCH_KINDS, searchPaths } from './searches.js';
 import type { SearchKind } from './searches.js';
 import { startCommand } from '../scripts/start-command.js';
@@ -98,14 +101,7 @@ function parseOptions(argv: string[]): Options {
 const log = (message: string): void => {
   process.stderr.write(`[bench] ${message}\n`);
 };
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function median(values: readonly number[]): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The code under test: the working tree's build, or a committed ref exported and built apart.
@@ -128,7 +124,7 @@ function prepareBuild(options: Options): Build {
       mkdirSync(dir, { recursive: true });
       execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${dir}"`], { cwd: ROOT });
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-      // The ref's own build script (from 2026-11-26 on, tsc and then esbuild bundling typebox).
+      // The ref's own build script: what it builds has changed over time (tsc, then esbuild too).
       execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' });
     }
     return { dir, cli: path.join(dir, 'dist', 'cli.js'), start: startCommand(dir), label: `${options.ref} (${sha.slice(0, 12)})` };
@@ -230,7 +226,7 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
   const db = path.join(CACHE, `db-${size}-${key}.db`);
   const sidecar = `${db}.json`;
   if (options.fresh || !existsSync(sidecar)) {
-    // Databases of this size built by other code are stale (2 GB each at 100k), so they go, unless
+    // Databases of this size built by other code are stale (and large), so they go, unless
     // another benchmark run (same checkout) is serving one right now.
     for (const name of readdirSync(CACHE)) {
       const base = /^(db-\d+-[0-9a-f]+\.db)/.exec(name)?.[1];
@@ -327,41 +323,20 @@ function httpRequest(url: string, headers: Record<string, string> = {}, body?: s
   });
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  readyMs: number;
-  stderr: string[];
-  stop(): Promise<void>;
-}
-
-async function startService(build: Build, db: string, logLevel: string): Promise<Service> {
+async function startService(build: Build, db: string, logLevel: string): Promise<GuidesServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const stderr: string[] = [];
-  const started = performance.now();
-  // Request logs go to /dev/null: pino still formats and writes every line, nothing reads them.
-  const child = spawn('taskset', ['-c', SERVER_CPU, process.execPath, ...build.start.nodeOptions, build.cli, 'serve'], {
+  return startGuidesServer({
+    cli: build.cli,
     cwd: build.dir,
+    nodeOptions: build.start.nodeOptions,
+    port,
+    cpu: SERVER_CPU,
     env: {
       ...process.env,
       ...build.start.env,
       NODE_ENV: 'production',
       DATABASE_URL: `sqlite:${db}`,
-      PORT: String(port),
       HOST: '127.0.0.1',
       PUBLIC_BASE_URL: url,
       LOG_LEVEL: logLevel,
@@ -373,49 +348,9 @@ async function startService(build: Build, db: string, logLevel: string): Promise
       // that would measure the budget, not the engine. It changes nothing for other requests.
       SEARCH_CONCURRENCY: '0',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    readyTimeoutMs: 120_000,
+    pollMs: 5,
   });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr.push(chunk.toString());
-    if (stderr.length > 50) stderr.shift();
-  });
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  for (;;) {
-    if (exited) throw new Error(`the server exited before it was ready:\n${stderr.join('')}`);
-    try {
-      const response = await httpRequest(`${url}/readyz`);
-      if (response.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() - started > 120_000) throw new Error('the server was not ready within 120 s');
-    await sleep(5);
-  }
-  const readyMs = performance.now() - started;
-  return {
-    child, url, readyMs, stderr,
-    stop: () => new Promise<void>((resolve) => {
-      if (exited) {
-        resolve();
-        return;
-      }
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
-  };
-}
-
-function rssKb(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const match = /VmRSS:\s+(\d+) kB/.exec(status);
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /**
@@ -657,11 +592,9 @@ interface CorpusResult {
 /**
  * Reads the database file through, so that it is in the OS's page cache as on a server whose
  * memory holds its database, however long ago a scenario last read a part of it. Some machines
- * reclaim page cache that has been idle for a while (the 2-core VMs of 2026-11-27 page out what
- * has not been read for about a minute, with 20 GB free): at 100k guides (a 2.35 GB file) the
- * scenarios that followed the 10k corpus then measured the disk (random guide reads 1,622 against
- * ~4,000 req/s, common-term searches 27 against ~145 req/s, p99 236 against ~16 ms). Reading a
- * cached 2.35 GB file takes ~0.4 s; a cold one ~15 s here. Done before each scenario, never
+ * reclaim page cache that has been idle for a while, even with plenty of memory free: at the
+ * largest corpus the scenarios that followed a smaller one then measured the disk, not the
+ * server. Reading a cached file is quick and a cold one slow. Done before each scenario, never
  * during one. Returns the seconds it took.
  */
 function warmPageCache(file: string): number {
@@ -745,14 +678,14 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
         for (let run = 0; run < options.runs; run += 1) {
           let peak = 0;
           const sampler = setInterval(() => {
-            peak = Math.max(peak, rssKb(service.child.pid ?? 0));
+            peak = Math.max(peak, rssKb(service.child.pid ?? 0) ?? 0);
           }, 200);
           const pid = service.child.pid ?? 0;
           const timesBefore = taskTimes(pid);
           const app = await load.request<LoadResult>({ job: job(run, options.duration) });
           const timesAfter = taskTimes(pid);
           clearInterval(sampler);
-          peak = Math.max(peak, rssKb(pid));
+          peak = Math.max(peak, rssKb(pid) ?? 0);
           rssMaxKb = Math.max(rssMaxKb, peak);
           const cpu = timesBefore && timesAfter ? threadCpu(timesBefore, timesAfter, app.requests) : undefined;
           const loadAverage = os.loadavg()[0] ?? 0;

@@ -21,6 +21,7 @@ import { createPostgresGuideStore } from '../src/store/postgres/postgres-guide-s
 import { createSqliteGuideStore } from '../src/store/sqlite/sqlite-guide-store.js';
 import { createTestDatabase } from '../test/helpers/postgres-database.js';
 import { CORPUS_VERSION, parseSize, writeCorpus } from './corpus.js';
+import { median, percentile } from './lib/measure.js';
 
 /** Typical searches: common and rare words, two words, a phrase, prefixes, a stop word. */
 const QUERIES = [
@@ -52,17 +53,6 @@ const backends: Backend[] = [
     },
   },
 ];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -142,7 +132,7 @@ async function measure(backend: Backend, content: ContentSet, imports: number, r
     return {
       importMs: median(importTimes),
       searchMedianMs: median(perQuery),
-      searchP95Ms: percentile(all, 95),
+      searchP95Ms: percentile(all, 0.95),
       deepSearchMedianMs: deep.length > 0 ? median(deep) : NaN,
       listMedianMs: median(list),
       deepListMedianMs: median(deepList),

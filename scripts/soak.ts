@@ -23,13 +23,15 @@
  * of 127.0.0.0/8 is loopback on Linux); the guide-read probe is 127.0.0.1.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { writeCorpus } from '../bench/corpus.js';
+import { percentile, rssKb } from '../bench/lib/measure.js';
+import { freePort, hasTaskset, pinnedToCpu, startGuidesServer } from '../bench/lib/processes.js';
+import type { GuidesServer } from '../bench/lib/processes.js';
 import { closedLoopLoad } from './closed-loop-load.js';
 import { startCommand } from './start-command.js';
 
@@ -71,8 +73,8 @@ const { values } = parseArgs({
     'abuse-report-only': { type: 'boolean', default: false },
     /**
      * Report RSS growth instead of failing on it. A 30-second run measures mostly the bounded
-     * response cache filling with distinct searches (2.5% and 11.5% in two CI runs of the same
-     * code), not a leak; the 10-minute run keeps the check.
+     * response cache filling with distinct searches (it varies from run to run of the same code),
+     * not a leak; the 10-minute run keeps the check.
      */
     'rss-report-only': { type: 'boolean', default: false },
   },
@@ -85,54 +87,24 @@ const abuseClients = Number(values['abuse-clients']);
 const abuseSeconds = Number(values['abuse-seconds']);
 /** How many times the abuse step's latency check is measured before a miss fails (see abuse()). */
 const ABUSE_ATTEMPTS = 3;
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-c', '0', 'true']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 const COMMON = ['kitchen', 'menu', 'food', 'staff', 'safety', 'cost', 'service', 'guest', 'clean', 'order', 'the', 'and', 'cook', 'temperature'];
 
-function percentile(values: number[], fraction: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
-}
-
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
-}
-
-interface Server {
-  process: ChildProcess;
-  base: string;
-  stop(): Promise<number | null>;
-}
-
-async function startServer(databaseUrl: string, content: string, port: number): Promise<Server> {
+/** `guides serve` as npm start runs it (its environment and node options too), on CPU 0 when it can be pinned. */
+function startServer(databaseUrl: string, content: string, port: number): Promise<GuidesServer> {
   const start = startCommand(ROOT);
-  const env = {
-    ...start.env, PATH: process.env.PATH, DATABASE_URL: databaseUrl, CONTENT_DIR: content, PORT: String(port),
-    LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-  };
-  const command = hasTaskset ? 'taskset' : process.execPath;
-  // As npm start runs it (its environment and node options too).
-  const serve = [...start.nodeOptions, CLI, 'serve'];
-  const args = hasTaskset ? ['-c', '0', process.execPath, ...serve] : serve;
-  const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i += 1) {
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
-    if (ready) return { process: child, base, stop: async () => (child.kill('SIGTERM'), exited) };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error('the server did not become ready within 60 s');
+  return startGuidesServer({
+    cli: CLI,
+    nodeOptions: start.nodeOptions,
+    env: {
+      ...start.env, PATH: process.env.PATH, DATABASE_URL: databaseUrl, CONTENT_DIR: content,
+      LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    },
+    port,
+    cpu: '0',
+    inheritStderr: true,
+    readyTimeoutMs: 60_000,
+    pollMs: 100,
+  });
 }
 
 interface FloodCounts {
@@ -184,16 +156,16 @@ async function flood(base: string): Promise<number> {
 }
 
 async function main(): Promise<number> {
-  if (hasTaskset) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+  if (hasTaskset()) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
   const dir = mkdtempSync(path.join(tmpdir(), 'guides-soak-'));
   const failures: string[] = [];
-  let server: Server | undefined;
+  let server: GuidesServer | undefined;
   let dropDatabase = async (): Promise<void> => undefined;
   try {
     console.log(`== corpus: ${corpusSize} guides`);
     const content = path.join(dir, 'content');
     writeCorpus(content, { size: corpusSize });
-    const port = 41_000 + Math.floor(Math.random() * 10_000);
+    const port = await freePort();
     let databaseUrl = `sqlite:${path.join(dir, 'soak.db')}`;
     if (values.postgres) {
       const admin = new pg.Client({ connectionString: values.postgres });
@@ -216,14 +188,14 @@ async function main(): Promise<number> {
     const startedAt = performance.now();
     server = await startServer(databaseUrl, content, port);
     const running = server;
-    console.log(`== server on ${values.postgres ? 'PostgreSQL' : 'SQLite'} ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s${values.postgres ? '' : ' (first start imports the corpus)'}${hasTaskset ? ', pinned to CPU 0' : ''}`);
+    console.log(`== server on ${values.postgres ? 'PostgreSQL' : 'SQLite'} ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s${values.postgres ? '' : ' (first start imports the corpus)'}${hasTaskset() ? ', pinned to CPU 0' : ''}`);
     const published = await (async () => {
       const found: string[] = [];
-      let url: string | undefined = `${server.base}/api/v1/guides?limit=50`;
+      let url: string | undefined = `${server.url}/api/v1/guides?limit=50`;
       while (url && found.length < 400) {
         const body = await (await fetch(url)).json() as { items: { slug: string }[]; nextCursor?: string };
         found.push(...body.items.map((i) => i.slug));
-        url = body.nextCursor ? `${server.base}/api/v1/guides?limit=50&cursor=${body.nextCursor}` : undefined;
+        url = body.nextCursor ? `${server.url}/api/v1/guides?limit=50&cursor=${body.nextCursor}` : undefined;
       }
       return found;
     })();
@@ -234,7 +206,7 @@ async function main(): Promise<number> {
     const detail = (): { path: string; kind: string } => ({ path: `/api/v1/guides/${hot[counter++ % hot.length]}`, kind: 'detail' });
     async function probe(seconds: number): Promise<number[]> {
       const latencies: number[] = [];
-      await closedLoopLoad({ base: running.base, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
+      await closedLoopLoad({ base: running.url, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
         if (status === 200) latencies.push(ms);
         else probeFailures[status] = (probeFailures[status] ?? 0) + 1;
       } });
@@ -246,10 +218,8 @@ async function main(): Promise<number> {
      * The flood, with guide reads measured before (idle) and during it. The reads' p99 under the
      * flood must stay within 3× idle. A miss of that one check is measured again, up to
      * ABUSE_ATTEMPTS times in all, and fails only if every attempt misses: the same build on a shared
-     * machine moves across the bar from one 8-s window to the next (2026-11-26, Intel: 1.65-2.6×,
-     * then 3.1-3.7× within the hour; 2026-11-27, 2 AMD EPYC vCPUs, sixteen attempts of one build
-     * within two hours: 1.8-4.0×, half of them over 3×, CI failing twice in a row once), while a
-     * server that lets searches crowd out reads misses every time (22× before refusals were cheap).
+     * machine moves across the bar from one window to the next, while a server that lets searches
+     * crowd out reads misses every time.
      */
     async function abuse(): Promise<void> {
       for (let attempt = 1; ; attempt += 1) {
@@ -269,9 +239,9 @@ async function main(): Promise<number> {
     async function abuseOnce(): Promise<string | undefined> {
       await probe(2);
       const idle = await probe(abuseSeconds);
-      const floodArgs = [...process.execArgv, import.meta.filename, '--flood', running.base, '--abuse-connections', String(abuseConnections),
+      const floodArgs = [...process.execArgv, import.meta.filename, '--flood', running.url, '--abuse-connections', String(abuseConnections),
         '--abuse-clients', String(abuseClients), '--abuse-seconds', String(abuseSeconds + 2)];
-      const floodChild = spawn(hasTaskset ? 'taskset' : process.execPath, hasTaskset ? ['-c', '1', process.execPath, ...floodArgs] : floodArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+      const floodChild = spawn(...pinnedToCpu('1', [process.execPath, ...floodArgs]), { stdio: ['ignore', 'pipe', 'inherit'] });
       let floodOutput = '';
       floodChild.stdout!.on('data', (chunk: Buffer) => (floodOutput += chunk.toString()));
       const flooded = new Promise<number | null>((resolve) => floodChild.on('exit', resolve));
@@ -318,7 +288,7 @@ async function main(): Promise<number> {
     };
     const expected: Record<string, number[]> = { detail: [200], missing: [404], list: [200], search: [200, 503], meta: [200] };
     const rss: { at: number; mb: number }[] = [];
-    const rssTimer = setInterval(() => rss.push({ at: performance.now(), mb: rssMb(server!.process.pid!) }), 1000);
+    const rssTimer = setInterval(() => rss.push({ at: performance.now(), mb: (rssKb(server!.child.pid!) ?? Number.NaN) / 1024 }), 1000);
     // Halfway, another process imports changed content: the server must pick it up without an error.
     const importTimer = setTimeout(() => {
       writeFileSync(path.join(content, 'guides', 'soak-added-guide.md'), '---\ntitle: Added during the soak\nsummary: Imported while under load.\npublishedAt: 2026-06-01T00:00:00Z\n---\n\nKitchen text.\n');
@@ -333,7 +303,7 @@ async function main(): Promise<number> {
     }, (durationSeconds * 1000) / 2);
     const soak = await closedLoopLoad({
       // A connection per client: many users, none over the per-client search limit.
-      base: server.base, connections, clients: connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
+      base: server.url, connections, clients: connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
       onResult: (kind, status, ms, at, retryAfter) => {
         statuses[status] = (statuses[status] ?? 0) + 1;
         const index = Math.floor((at - soakStart) / 1000 / windowSeconds);
@@ -374,10 +344,10 @@ async function main(): Promise<number> {
       else failures.push(miss);
     }
     // Servers see an import at their next content poll (CONTENT_POLL_MS, 1 s): allow a few.
-    let added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
+    let added = await fetch(`${server.url}/api/v1/guides/soak-added-guide`);
     for (let i = 0; i < 30 && added.status !== 200; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      added = await fetch(`${server.base}/api/v1/guides/soak-added-guide`);
+      added = await fetch(`${server.url}/api/v1/guides/soak-added-guide`);
     }
     if (added.status !== 200) failures.push(`soak: the guide imported under load answers ${added.status} 3 s after the run`);
 
@@ -387,7 +357,7 @@ async function main(): Promise<number> {
     // the only failure a client may see: no answer may be cut off, and none may be a 5xx but a 503.
     let drained = 0;
     let drainedBad = 0;
-    const draining = closedLoopLoad({ base: running.base, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
+    const draining = closedLoopLoad({ base: running.url, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
       drained += 1;
       if (!expected[kind]?.includes(status)) drainedBad += 1;
     } });
@@ -402,7 +372,7 @@ async function main(): Promise<number> {
     if (drainedBad > 0) failures.push(`SIGTERM: ${drainedBad} unexpected statuses while draining`);
     if (drain.errorSamples.some((sample) => !/ECONNREFUSED|ECONNRESET|socket hang up/.test(sample))) failures.push(`SIGTERM: unexpected errors: ${drain.errorSamples.join('; ')}`);
   } finally {
-    if (server) server.process.kill('SIGKILL');
+    if (server) server.child.kill('SIGKILL');
     await dropDatabase();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -19,14 +19,12 @@ function parseWorkers(value: string | undefined): number {
 /**
  * How far V8 lets a heap grow past what its last full collection kept before it collects again:
  * 1.5×, where V8 itself picks up to 4× while collections are quick. A server's live heap is small
- * (~20 MB on the event loop) and nearly everything it allocates dies within a request, but what
- * survives a young collection piles up in the old generation until the next full one: walking 10k
- * guides' list pages by cursor for 20 s, the event loop's old generation reached 83 MB (21 MB
- * after a full collection) and the process 215 MB resident; with 1.5×, 33 MB and 164 MB, at the
- * same request rate within the noise (measured 2026-11-26). The flag is read at each collection, so
- * setting it here (for every thread's heap: the search workers' too) takes effect at once.
- * An operator's own --heap-growing-percent on node's command line wins (NODE_OPTIONS cannot carry
- * it: node refuses to start with it there).
+ * and nearly everything it allocates dies within a request, but what survives a young collection
+ * piles up in the old generation until the next full one; a lower growth keeps the process's
+ * resident memory down at the same request rate. The flag is read at each
+ * collection, so setting it here (for every thread's heap: the search workers' too) takes effect at
+ * once. An operator's own --heap-growing-percent on node's command line wins (NODE_OPTIONS cannot
+ * carry it: node refuses to start with it there).
  */
 const HEAP_GROWING_PERCENT = 50;
 
@@ -90,19 +88,19 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
+  const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
   // Migrate and do the first-run import once, before any worker starts, so workers never race on it.
-  const { openStore, sqliteFileOf } = await import('./store/open-store.js');
+  const { openStore } = await import('./store/open-store.js');
+  const { ensureContent } = await import('./server.js');
   const store = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
-  await store.migrate();
-  if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
-    const { importContentFolder } = await import('./content/import-content.js');
-    const result = await importContentFolder(store, config.contentDir, { maxGuideBytes: config.maxGuideBytes });
-    if (!result.summary) throw new Error(`the content folder ${config.contentDir} has problems; run guides import to see them`);
+  try {
+    await store.migrate();
+    await ensureContent(store, config, log);
+  } finally {
+    await store.close();
   }
-  await store.close();
   if (stopSignal) return 0;
 
-  const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
   if (config.rateLimitPerMinute > 0 && config.redisUrl === undefined) {
     log.warn({ workers }, 'without REDIS_URL each worker keeps its own rate-limit counters, so a client may get up to workers × RATE_LIMIT_PER_MINUTE; set REDIS_URL to share them');
   }

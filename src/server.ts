@@ -1,6 +1,6 @@
-/** Process entry for serving: loadConfig → openStore → (first-run import) → buildApp → listen; graceful close. */
+/** Process entry for serving: loadConfig → openStore → ensureContent (first-run import) → buildApp → listen; graceful close. */
 import { pino } from 'pino';
-import { buildApp } from './app.js';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { ContentWatcher } from './content/watch-content.js';
 import type { GuideStore } from './store/guide-store.js';
@@ -9,6 +9,22 @@ import { openStore, sqliteFileOf } from './store/open-store.js';
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^(::ffff:)?127\./.test(host);
+}
+
+/**
+ * The one first-run import: an empty embedded database is filled from CONTENT_DIR, so `guides
+ * serve` works out of the box. Both a single server and the cluster primary (before any worker
+ * starts) call it. Throws, after logging every problem, when the folder cannot be imported.
+ */
+export async function ensureContent(store: GuideStore, config: Config, log: Logger): Promise<void> {
+  if (sqliteFileOf(config.databaseUrl) === undefined || !(await store.isEmpty())) return;
+  log.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');
+  // Only a first run imports: the content parsers are not loaded otherwise (a faster start).
+  const { importContentFolder } = await import('./content/import-content.js');
+  const result = await importContentFolder(store, config.contentDir, { maxGuideBytes: config.maxGuideBytes });
+  if (result.summary) return;
+  for (const problem of result.problems) log.error({ problem }, 'content problem');
+  throw new Error(`the content folder ${config.contentDir} has ${result.problems.length} problem(s); fix them or set CONTENT_DIR`);
 }
 
 export interface RunningServer {
@@ -59,17 +75,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true, searchWorkers: config.searchWorkers, searchPriority: config.searchPriority,
   });
   await store.migrate();
-  if (sqliteFileOf(config.databaseUrl) !== undefined && (await store.isEmpty())) {
-    logger.info({ contentDir: config.contentDir }, 'empty database: importing the content folder first');
-    // Only a first run imports: the content parsers are not loaded otherwise (a faster start).
-    const { importContentFolder } = await import('./content/import-content.js');
-    const result = await importContentFolder(store, config.contentDir, { maxGuideBytes: config.maxGuideBytes });
-    if (!result.summary) {
-      for (const problem of result.problems) logger.error({ problem }, 'content problem');
-      await store.close();
-      throw new Error(`the content folder ${config.contentDir} has ${result.problems.length} problem(s); fix them or set CONTENT_DIR`);
-    }
+  try {
+    await ensureContent(store, config, logger);
+  } catch (error) {
+    await store.close();
+    throw error;
   }
+  // Loaded here, not at the top: the cluster primary imports this module for ensureContent alone
+  // and never needs the HTTP stack.
+  const { buildApp } = await import('./app.js');
   const app = buildApp({ config, store, logger });
   let watcher: ContentWatcher | undefined;
   let closing: Promise<void> | undefined;

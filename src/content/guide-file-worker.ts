@@ -1,22 +1,31 @@
 /**
- * A worker thread of guide-files.ts: validates and prepares batches of guide files. Its
- * search analyzer keeps one vocabulary for all its batches; each reply carries the tokens first met
- * in it, so the main thread knows what every token id of this worker means.
+ * A worker thread of guide-files.ts: validates and prepares batches of guide files. It loads the
+ * store's preparer by the module URL in its workerData, so content/ depends on no backend. The
+ * preparer keeps one dictionary for all batches; each reply carries the entries first made in it,
+ * so the main thread knows what every entry number of this worker means.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SearchAnalyzer } from '../store/sqlite/search/sqlite-analyzer.js';
+import type { GuidePreparer, GuidePreparerModule } from '../store/prepare-guide.js';
 import { prepareGuideFile } from './guide-files.js';
 import type { GuideWorkerData, GuideWorkerReply, GuideWorkerRequest } from './guide-files.js';
 
-const { prepareSearch } = workerData as GuideWorkerData;
-const analyzer = prepareSearch ? new SearchAnalyzer() : undefined;
-let termsSent = 0;
+const { preparerModuleUrl } = workerData as GuideWorkerData;
 
-parentPort?.on('message', (request: GuideWorkerRequest) => {
-  const results = request.files.map(({ name, ...read }) => prepareGuideFile(name, read, analyzer));
-  const newTerms = analyzer ? analyzer.vocabulary.slice(termsSent) : [];
-  termsSent += newTerms.length;
-  // Each search document's arrays share one buffer: hand it over instead of copying it.
-  const transfer = results.flatMap((result) => (result.search ? [result.search.terms.terms.buffer as ArrayBuffer] : []));
-  parentPort?.postMessage({ batch: request.batch, results, newTerms } satisfies GuideWorkerReply, transfer);
-});
+async function loadPreparer(moduleUrl: string | undefined): Promise<GuidePreparer | undefined> {
+  if (moduleUrl === undefined) return undefined;
+  return ((await import(moduleUrl)) as GuidePreparerModule).createGuidePreparer();
+}
+
+function answerBatches(preparer: GuidePreparer | undefined): void {
+  parentPort?.on('message', (request: GuideWorkerRequest) => {
+    const results = request.files.map(({ name, ...read }) => prepareGuideFile(name, read, preparer));
+    const newEntries = preparer ? preparer.takeNewEntries() : [];
+    // Hand buffers over instead of copying them.
+    const transfer = preparer ? results.flatMap((result) => (result.prepared === undefined ? [] : preparer.transferables(result.prepared))) : [];
+    parentPort?.postMessage({ batch: request.batch, results, newEntries } satisfies GuideWorkerReply, transfer);
+  });
+}
+
+// Batches posted while the preparer loads wait in the port until the listener is attached. A
+// module that fails to load is an uncaught error: the reading thread reports the worker's failure.
+void loadPreparer(preparerModuleUrl).then(answerBatches);

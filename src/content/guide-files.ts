@@ -1,9 +1,9 @@
 /**
  * Reads and validates guide files (guides/*.md), in name order: in this thread for a few files, on
- * worker threads for many. Parsing front matter and Markdown, hashing and tokenizing a guide is
- * CPU work of about a millisecond a file, independent of every other file, so a large folder is
- * parsed by every core at once; results still come back one by one in name order, as if one
- * thread had read them (problems, duplicate slugs and row ids come out the same).
+ * worker threads for many. Parsing front matter and Markdown, hashing and preparing a guide for
+ * the store is CPU work independent of every other file, so a large folder is parsed by every
+ * core at once; results still come back one by one in name order, as if one thread had read them
+ * (problems, duplicate slugs and row ids come out the same).
  *
  * This thread reads the files (synchronously: the threads wait for it much less than it waits for
  * the disk) and hands them to the workers in batches of BATCH_FILES, so a worker never waits for a
@@ -19,10 +19,9 @@ import type { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_GUIDE_BYTES } from '../config.js';
 import type { GuideRecord } from '../guides/guide.js';
 import { startWorker } from '../start-worker.js';
-import { hashJson } from '../store/content-diff.js';
+import { hashJson } from '../store/import-plan.js';
 import type { PreparedGuide } from '../store/guide-store.js';
-import { SearchAnalyzer } from '../store/sqlite/search/sqlite-analyzer.js';
-import type { SearchDocData } from '../store/sqlite/search/sqlite-index-format.js';
+import type { GuidePreparation, GuidePreparer } from '../store/prepare-guide.js';
 import { parseGuideFile } from './parse-guide-file.js';
 import type { ContentProblem } from './problems.js';
 
@@ -35,8 +34,8 @@ export interface GuideFileResult {
 }
 
 export interface ReadGuideFilesOptions {
-  /** Prepare each published guide's SQLite search document while reading (on the workers). */
-  prepareSearch?: boolean;
+  /** What the store wants computed per guide while reading (on the workers too); none when absent. */
+  preparation?: GuidePreparation;
   /** Worker threads; default: one per core for MIN_FILES_FOR_WORKERS files or more on several cores, else none. */
   workers?: number;
   /** Largest guide file accepted, in bytes (MAX_GUIDE_BYTES); default DEFAULT_MAX_GUIDE_BYTES. */
@@ -46,17 +45,18 @@ export interface ReadGuideFilesOptions {
 /** A guide file's text, or why it has none. */
 export type GuideSource = { source: string } | { problem: string };
 
-/** What a worker sends back for a file: a search document's vocabulary stays in the worker's messages. */
+/** What a worker sends back for a file: the preparer's dictionary travels in the batch replies. */
 interface FileReply {
   file: string;
   problems: ContentProblem[];
   guide?: GuideRecord;
   contentHash?: string;
-  search?: SearchDocData;
+  prepared?: unknown;
 }
 
 export interface GuideWorkerData {
-  prepareSearch: boolean;
+  /** The GuidePreparerModule the worker loads, when the store wants preparation. */
+  preparerModuleUrl?: string;
 }
 
 export interface GuideWorkerRequest {
@@ -68,8 +68,8 @@ export interface GuideWorkerRequest {
 export interface GuideWorkerReply {
   batch: number;
   results: FileReply[];
-  /** Tokens the worker's analyzer met for the first time in this batch, in id order. */
-  newTerms: string[];
+  /** Entries the worker's preparer added to its dictionary in this batch, in order. */
+  newEntries: string[];
 }
 
 const MIN_FILES_FOR_WORKERS = 200;
@@ -111,42 +111,51 @@ function tooLarge(maxBytes: number): GuideSource {
 }
 
 /** Validates and prepares one guide file. */
-export function prepareGuideFile(name: string, read: GuideSource, analyzer?: SearchAnalyzer): FileReply {
+export function prepareGuideFile(name: string, read: GuideSource, preparer?: GuidePreparer): FileReply {
   const file = `guides/${name}`;
   if ('problem' in read) return { file, problems: [{ file, message: read.problem }] };
   const parsed = parseGuideFile(file, name.slice(0, -'.md'.length), read.source);
   const guide = parsed.guide;
   if (!guide) return { file, problems: parsed.problems };
-  const search = analyzer && guide.status === 'published' ? analyzer.searchDocData(guide) : undefined;
-  return { file, problems: parsed.problems, guide, contentHash: hashJson(guide), ...(search ? { search } : {}) };
+  const prepared = preparer?.prepare(guide);
+  return { file, problems: parsed.problems, guide, contentHash: hashJson(guide), ...(prepared === undefined ? {} : { prepared }) };
 }
 
 /** Reads the guide files `names` (sorted) of `dir`, yielding each result in that order. */
 export async function* readGuideFiles(dir: string, names: readonly string[], options: ReadGuideFilesOptions = {}): AsyncGenerator<GuideFileResult> {
   const workers = options.workers ?? (names.length >= MIN_FILES_FOR_WORKERS ? Math.min(os.availableParallelism(), MAX_WORKERS) : 0);
   if (workers < 1 || (options.workers === undefined && workers < 2)) {
-    const analyzer = options.prepareSearch ? new SearchAnalyzer() : undefined;
-    for (const name of names) yield toResult(prepareGuideFile(name, readGuideSource(dir, name, options.maxGuideBytes), analyzer), analyzer?.vocabulary);
+    const preparer = options.preparation?.create();
+    const dictionary: string[] = [];
+    for (const name of names) {
+      const reply = prepareGuideFile(name, readGuideSource(dir, name, options.maxGuideBytes), preparer);
+      if (preparer) for (const entry of preparer.takeNewEntries()) dictionary.push(entry);
+      yield toResult(reply, preparer, dictionary);
+    }
     return;
   }
-  yield* readOnWorkers(dir, names, workers, options.prepareSearch ?? false, options.maxGuideBytes);
+  yield* readOnWorkers(dir, names, workers, options.preparation, options.maxGuideBytes);
 }
 
-function toResult(reply: FileReply, vocabulary?: readonly string[]): GuideFileResult {
-  const { file, problems, guide, contentHash, search } = reply;
+/** `preparer` only completes preparations (any one of the same kind will do); `dictionary` is that of the one that made them. */
+function toResult(reply: FileReply, preparer: GuidePreparer | undefined, dictionary: readonly string[]): GuideFileResult {
+  const { file, problems, guide, contentHash, prepared } = reply;
   if (!guide || contentHash === undefined) return { file, problems };
-  return { file, problems, prepared: { guide, contentHash, ...(search && vocabulary ? { search: { ...search, vocabulary } } : {}) } };
+  const search = preparer && prepared !== undefined ? preparer.complete(prepared, dictionary) : undefined;
+  return { file, problems, prepared: { guide, contentHash, ...(search === undefined ? {} : { search }) } };
 }
 
-async function* readOnWorkers(dir: string, names: readonly string[], count: number, prepareSearch: boolean, maxBytes?: number): AsyncGenerator<GuideFileResult> {
+async function* readOnWorkers(dir: string, names: readonly string[], count: number, preparation: GuidePreparation | undefined, maxBytes?: number): AsyncGenerator<GuideFileResult> {
   const batches: string[][] = [];
   for (let start = 0; start < names.length; start += BATCH_FILES) batches.push(names.slice(start, start + BATCH_FILES));
-  const data: GuideWorkerData = { prepareSearch };
+  const data: GuideWorkerData = preparation ? { preparerModuleUrl: preparation.moduleUrl } : {};
+  // This thread's preparer prepares nothing: it completes what the workers' preparers made.
+  const completer = preparation?.create();
   const slots = Array.from({ length: count }, () => ({
     worker: startWorker(import.meta.url, 'guide-file-worker', data) as Worker,
     inFlight: 0,
-    /** The worker's analyzer vocabulary, as its messages tell it. */
-    vocabulary: [] as string[],
+    /** The worker's preparer dictionary, as its messages tell it. */
+    dictionary: [] as string[],
   }));
   const ready = new Map<number, GuideFileResult[]>();
   let failure: Error | undefined;
@@ -168,8 +177,8 @@ async function* readOnWorkers(dir: string, names: readonly string[], count: numb
   for (const slot of slots) {
     slot.worker.on('message', (reply: GuideWorkerReply) => {
       slot.inFlight -= 1;
-      for (const term of reply.newTerms) slot.vocabulary.push(term);
-      ready.set(reply.batch, reply.results.map((result) => toResult(result, slot.vocabulary)));
+      for (const entry of reply.newEntries) slot.dictionary.push(entry);
+      ready.set(reply.batch, reply.results.map((result) => toResult(result, completer, slot.dictionary)));
       dispatch();
       wake?.();
     });

@@ -1,5 +1,5 @@
 /** Validate a content folder fully, then apply it to a store in one transaction. */
-import { ImportPlanner } from '../store/content-diff.js';
+import { ImportPlanner } from '../store/import-plan.js';
 import type { GuideStore, ImportSummary } from '../store/guide-store.js';
 import { ContentRejectedError, loadContentFolder, openContentFolder } from './load-content.js';
 import type { LoadOptions } from './load-content.js';
@@ -15,7 +15,7 @@ export interface ImportResult {
 export async function importContentFolder(store: GuideStore, dir: string, options: LoadOptions = {}): Promise<ImportResult> {
   if (store.importStream) {
     // Guides are written as they are read, in one transaction that a problem anywhere rolls back.
-    const folder = await openContentFolder(dir, { ...options, prepareSearch: store.dialect === 'sqlite' });
+    const folder = await openContentFolder(dir, { ...options, preparation: store.guidePreparation });
     const { product, resources, guideFileCount } = folder;
     try {
       if (product && folder.problems.length === 0) {

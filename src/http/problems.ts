@@ -4,6 +4,7 @@
  * No user-supplied value is ever echoed into a problem.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_LIMIT, MAX_QUERY_LENGTH } from '../guides/limits.js';
 import { StoreUnavailableError } from '../store/guide-store.js';
 
 export const PROBLEM_TYPES = {
@@ -30,7 +31,7 @@ export const PROBLEM_TYPES = {
     advice: 'Send one JSON-RPC message of at most 64 KiB to POST /mcp.' },
   'uri-too-long': { status: 414, title: 'URI too long',
     about: 'The request URL is longer than this server accepts.',
-    advice: 'Shorten the query: `q` is at most 200 characters and cursors are short.' },
+    advice: `Shorten the query: \`q\` is at most ${MAX_QUERY_LENGTH} characters and cursors are short.` },
   'rate-limited': { status: 429, title: 'Too many requests',
     about: 'This client has used its request budget for the current window, or already has the most searches in flight that one client may have.',
     advice: 'Wait the number of seconds in Retry-After (or for the answers to your searches); the RateLimit header shows the remaining budget.' },
@@ -120,8 +121,8 @@ function acceptedParameters(request: FastifyRequest): string {
 }
 
 const PARAMETER_RULES: Record<string, string> = {
-  q: 'must be at most 200 characters after trimming, without control characters',
-  limit: 'must be an integer from 1 to 50, written in plain decimal digits',
+  q: `must be at most ${MAX_QUERY_LENGTH} characters after trimming, without control characters`,
+  limit: `must be an integer from 1 to ${MAX_LIMIT}, written in plain decimal digits`,
   cursor: 'must be a nextCursor value from an earlier page',
 };
 

@@ -12,12 +12,11 @@ import type { TSchema } from 'typebox';
 import type { RouteContext } from '../http/app-types.js';
 import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideSummarySchema } from '../http/schemas/guide.js';
 import { Type } from '../http/schemas/typebox.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH, MCP_SEARCH_DEFAULT_LIMIT } from '../guides/limits.js';
 import { StoreUnavailableError } from '../store/guide-store.js';
 import { getGuide, listGuides, MAX_SCANNED_PER_CALL, searchGuides } from './guide-pages.js';
 import type { PageResult } from './guide-pages.js';
 
-export const SEARCH_DEFAULT_LIMIT = 10;
-const LIST_DEFAULT_LIMIT = 20;
 
 /** The one message for every slug that names no published guide: retained, archived, unknown or malformed. */
 export const GUIDE_NOT_FOUND_MESSAGE = 'No published guide has this slug. Use search_guides or list_guides to find one.';
@@ -31,13 +30,13 @@ const { cursor: CursorSchema, limit: LimitSchema } = GuideListQuerySchema.proper
 const { language: LanguageSchema } = GuideSummarySchema.properties;
 
 const SearchInputSchema = Type.Object({
-  query: Type.String({ ...GuideListQuerySchema.properties.q, minLength: 1, description: 'What to look for (1–200 characters). Every term must match; the last also as a prefix; "double quotes" make a phrase.' }),
-  limit: Type.Optional(Type.Integer({ ...LimitSchema, default: SEARCH_DEFAULT_LIMIT, description: 'Results per page, 1–50.' })),
+  query: Type.String({ ...GuideListQuerySchema.properties.q, minLength: 1, description: `What to look for (1–${MAX_QUERY_LENGTH} characters). Every term must match; the last also as a prefix; "double quotes" make a phrase.` }),
+  limit: Type.Optional(Type.Integer({ ...LimitSchema, default: MCP_SEARCH_DEFAULT_LIMIT, description: `Results per page, 1–${MAX_LIMIT}.` })),
   cursor: CursorSchema,
 }, { additionalProperties: false });
 
 const ListInputSchema = Type.Object({
-  limit: Type.Optional(Type.Integer({ ...LimitSchema, default: LIST_DEFAULT_LIMIT, description: 'Guides per page, 1–50.' })),
+  limit: Type.Optional(Type.Integer({ ...LimitSchema, default: DEFAULT_LIMIT, description: `Guides per page, 1–${MAX_LIMIT}.` })),
   cursor: CursorSchema,
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only guides carrying this tag (case-insensitive).' })),
   language: Type.Optional(Type.String({ ...LanguageSchema, minLength: 1, maxLength: 35, description: 'Only guides in this BCP 47 language (case-insensitive).' })),
@@ -109,7 +108,7 @@ export function registerGuideTools(server: McpServer, context: RouteContext, log
     inputSchema: schemas.searchInput,
     outputSchema: schemas.list,
     annotations: { title: 'Search guides', ...ANNOTATIONS },
-  }, ({ query, limit = SEARCH_DEFAULT_LIMIT, cursor }) => guarded(log, async () =>
+  }, ({ query, limit = MCP_SEARCH_DEFAULT_LIMIT, cursor }) => guarded(log, async () =>
     pageResult(await searchGuides(context, { query, limit, ...(cursor === undefined ? {} : { cursor }) }))));
 
   server.registerTool('list_guides', {
@@ -119,7 +118,7 @@ export function registerGuideTools(server: McpServer, context: RouteContext, log
     inputSchema: schemas.listInput,
     outputSchema: schemas.list,
     annotations: { title: 'List guides', ...ANNOTATIONS },
-  }, ({ limit = LIST_DEFAULT_LIMIT, cursor, tag, language }) => guarded(log, async () =>
+  }, ({ limit = DEFAULT_LIMIT, cursor, tag, language }) => guarded(log, async () =>
     pageResult(await listGuides(context, {
       limit,
       ...(cursor === undefined ? {} : { cursor }),

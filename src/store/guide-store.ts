@@ -13,7 +13,8 @@ import type {
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
-import type { ExistingGuide } from './content-diff.js';
+import type { ExistingGuide } from './import-plan.js';
+import type { GuidePreparation } from './prepare-guide.js';
 import type { RenderedSearchPage, SearchRendering } from '../representation/rendered-page.js';
 
 export interface Page<P> {
@@ -43,11 +44,11 @@ export interface ImportSummary {
 /** A valid guide read from a content folder, with what the reader prepared for the store. */
 export interface PreparedGuide {
   guide: GuideRecord;
-  /** hashJson(guide) (content-diff.ts), computed where the guide was read. */
+  /** hashJson(guide) (import-plan.ts), computed where the guide was read. */
   contentHash: string;
   /**
-   * What the backend's preparation computed for the guide while it was read (SQLite: the search
-   * document of a published guide), when the reader prepared it; only that backend reads it.
+   * What the store's guidePreparation computed for the guide while it was read (SQLite: the search
+   * document of a published guide), when it asked for any; only that backend reads it.
    */
   search?: unknown;
 }
@@ -92,6 +93,8 @@ export interface GuideStore {
    * the store until it settles.
    */
   importStream?(content: ContentStream): Promise<ImportSummary>;
+  /** What importStream wants computed per guide while the folder is read; absent: nothing. */
+  readonly guidePreparation?: GuidePreparation;
   /** The cursor signing key generated once and kept in the database (used when CURSOR_SECRET is unset). */
   cursorKey(): Promise<Buffer>;
   /** Resolves when the database answers a trivial query and searches can run (SQLite: its search workers are up). */

@@ -8,7 +8,9 @@ import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importContentFolder } from '../../src/content/import-content.js';
-import { loadContentFolder } from '../../src/content/load-content.js';
+import { loadContentFolder, openContentFolder } from '../../src/content/load-content.js';
+import type { PreparedGuide } from '../../src/store/guide-store.js';
+import type { SearchDoc } from '../../src/store/sqlite/search/sqlite-index-format.js';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-database.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
@@ -60,6 +62,28 @@ describe('guide files read on worker threads', () => {
       { file: 'guides/latin-1.md', message: 'is not valid UTF-8 text: save it as UTF-8' },
     ]);
     expect(await loadContentFolder(dir, { workers: 0, maxGuideBytes: 2048 })).toEqual(onWorkers);
+  });
+
+  it('hand each published guide the store\'s preparation, the same on workers as on one thread', async () => {
+    const store = createSqliteGuideStore(path.join(tempDir(), 'g.db'));
+    const preparation = store.guidePreparation!;
+    await store.close();
+    const read = async (workers: number): Promise<PreparedGuide[]> => {
+      const prepared: PreparedGuide[] = [];
+      for await (const guide of (await openContentFolder(SAMPLE, { workers, preparation })).guides()) prepared.push(guide);
+      return prepared;
+    };
+    // Token ids are each preparer's own: compare the tokens they stand for.
+    const tokens = ({ guide, search }: PreparedGuide) => {
+      if (search === undefined) return { slug: guide.slug, search };
+      const { card, head, publishedMs, terms, vocabulary } = search as SearchDoc;
+      return { slug: guide.slug, card, head, publishedMs, terms: [...terms.terms].map((id) => vocabulary[id]), sequence: [...terms.sequence] };
+    };
+    const here = await read(0);
+    expect(here.filter((item) => item.search !== undefined).map((item) => item.guide.slug))
+      .toEqual(here.filter((item) => item.guide.status === 'published').map((item) => item.guide.slug));
+    expect(here.some((item) => item.search !== undefined)).toBe(true);
+    expect((await read(2)).map(tokens)).toEqual(here.map(tokens));
   });
 
   it('import into the same database, search index included, as one thread and as importContent', async () => {

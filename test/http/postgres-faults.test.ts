@@ -8,13 +8,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
 import { buildTestApp, makeTempDir, TEST_BASE_URL } from '../helpers/build-test-app.js';
 import type { TestApp } from '../helpers/build-test-app.js';
+import { freePort } from '../helpers/redis-server.js';
 
 const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
 const hasTools = (() => {
@@ -29,15 +29,6 @@ const hasTools = (() => {
     return false;
   }
 })();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
-  });
-}
 
 function run(command: string[]): void {
   const full = [...asPostgres, ...command];

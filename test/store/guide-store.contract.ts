@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SearchPosition } from '../../src/guides/cursor.js';
 import type { ContentSet, GuideRecord, GuideSummaryData } from '../../src/guides/guide.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
-import { hashJson } from '../../src/store/content-diff.js';
+import { hashJson } from '../../src/store/import-plan.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
 

@@ -8,7 +8,6 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
 import type { TestDatabase } from '../helpers/postgres-database.js';
+import { freePort } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -26,17 +26,6 @@ const VISIBILITY_BOUND_MS = 5000;
 const hasPostgres = await requirePostgres('the two-instance test');
 
 interface ListBody { items: { slug: string }[]; nextCursor?: string }
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

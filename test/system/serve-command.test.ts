@@ -221,6 +221,23 @@ describe('guides serve: a start that fails', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   });
+  it.each([[[]], [['--workers', '2']]])('exits 1 on a first run whose content has problems, logging each one and saying how many (serve %j)', async (args: string[]) => {
+    // One first-run import for a single process and for the cluster primary: the same log and message.
+    const child = spawnServe(await freePort(), args, { CONTENT_DIR: path.join(FIXTURES, 'content-broken') });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (data: string) => {
+      stdout += data;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (data: string) => {
+      stderr += data;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    expect(code).toBe(1);
+    expect(stderr).toContain(`the content folder ${path.join(FIXTURES, 'content-broken')} has 18 problem(s); fix them or set CONTENT_DIR`);
+    const problems = stdout.split('\n').filter((line) => line.includes('"msg":"content problem"'));
+    expect(problems).toHaveLength(18);
+  });
 });
 
 describe('guides serve --workers', () => {

@@ -12,7 +12,7 @@ import type { ContentCoding } from '../../representation/representation.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
-import { DEFAULT_LIMIT } from './product.js';
+import { DEFAULT_LIMIT } from '../../guides/limits.js';
 import { NoQuerySchema } from '../schemas/common.js';
 import { ALTERNATE_LINK_HEADER, GuideMarkdownSchema, guideMarkdownExamples, MARKDOWN_TOKENS_HEADER } from '../schemas/agents.js';
 import { MARKDOWN_TYPE, markdownTokenEstimate, negotiateGuideFormat, renderGuideMarkdown } from '../guide-markdown.js';
@@ -22,7 +22,7 @@ import type { GuideFormat } from '../guide-markdown.js';
 const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
 
 /**
- * Before validation: trim `q` (its 200-character limit applies after trimming) and turn `limit`
+ * Before validation: trim `q` (its MAX_QUERY_LENGTH applies after trimming) and turn `limit`
  * into a number only when it is plain decimal digits, so `0x10`, `1e1`, `+5` and `05` stay strings
  * and fail the integer schema instead of being coerced.
  */

@@ -17,7 +17,7 @@ import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL, PROBLEM_TYPES } from '../probl
 import { HEADERS, problemExample, problemResponse } from '../schemas/responses.js';
 
 export const MCP_PATH = '/mcp';
-/** One JSON-RPC message; tool arguments are short (a query is at most 200 characters). */
+/** One JSON-RPC message; tool arguments are short (a query is at most MAX_QUERY_LENGTH characters). */
 export const MCP_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** The request headers a browser client sends to /mcp, and the response headers it may read. */

@@ -2,14 +2,11 @@ import { AppError } from '../problems.js';
 import { ProductSchema } from '../schemas/product.js';
 import type { Product } from '../schemas/product.js';
 import { SOFTWARE_VERSION } from '../../version.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
 import type { App, RouteContext } from '../app-types.js';
 import { NoQuerySchema } from '../schemas/common.js';
 import { productExamples } from '../schemas/examples.js';
 import { operationResponses } from '../schemas/responses.js';
-
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 50;
-export const MAX_QUERY_LENGTH = 200;
 
 export function registerProductRoutes(app: App, { config, store, cache }: RouteContext): void {
   const base = config.publicBaseUrl;

@@ -4,6 +4,7 @@
  * against what the API really answers for the sample content, so they cannot drift unnoticed.
  */
 import { SOFTWARE_VERSION } from '../../version.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
 import { problemBody } from '../problems.js';
 import type { GuideDetail, GuideList } from './guide.js';
 import type { Product } from './product.js';
@@ -23,8 +24,8 @@ export function productExamples(base: string): Record<string, NamedExample> {
     softwareVersion: SOFTWARE_VERSION,
     capabilities: {
       readOnly: true,
-      search: { parameter: 'q', maxLength: 200 },
-      pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: 20, maxLimit: 50 },
+      search: { parameter: 'q', maxLength: MAX_QUERY_LENGTH },
+      pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT },
       formats: ['application/json'],
     },
     links: {
@@ -130,9 +131,9 @@ export function listGuidesBadRequestExamples(base: string): Record<string, Named
   const invalidParameters = 'One or more query parameters are invalid; see errors.';
   return {
     limitOutOfRange: {
-      summary: 'GET /api/v1/guides?limit=51',
+      summary: `GET /api/v1/guides?limit=${MAX_LIMIT + 1}`,
       value: problemBody(base, 'invalid-parameter', invalidParameters, [
-        { in: 'query', name: 'limit', detail: 'must be an integer from 1 to 50, written in plain decimal digits' },
+        { in: 'query', name: 'limit', detail: `must be an integer from 1 to ${MAX_LIMIT}, written in plain decimal digits` },
       ]),
     },
     unknownParameter: {

@@ -1,6 +1,7 @@
 import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 import { AbsoluteUrlSchema, SlugSchema, TimestampSchema, refTo } from './common.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
 
 const summaryFields = {
   slug: SlugSchema,
@@ -48,11 +49,11 @@ export type GuideDetail = Static<typeof GuideDetailSchema>;
 
 export const GuideListQuerySchema = Type.Object({
   q: Type.Optional(Type.String({
-    maxLength: 200,
+    maxLength: MAX_QUERY_LENGTH,
     pattern: '^[^\\u0000-\\u001F\\u007F]*$',
-    description: 'Search text (at most 200 characters after trimming). Every term must match; the last also as a prefix; "double quotes" make a phrase. Blank means no search.',
+    description: `Search text (at most ${MAX_QUERY_LENGTH} characters after trimming). Every term must match; the last also as a prefix; "double quotes" make a phrase. Blank means no search.`,
   })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'Page size, in plain decimal digits.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Page size, in plain decimal digits.' })),
   cursor: Type.Optional(Type.String({ description: 'The nextCursor of an earlier page, unchanged.' })),
 }, { additionalProperties: false });
 export type GuideListQuery = Static<typeof GuideListQuerySchema>;

@@ -11,7 +11,7 @@ import { snippetSpacing } from '../../guides/snippet.js';
 import type {
   ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
-import { planImport } from '../content-diff.js';
+import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { GuideDetailRow, GuideSummaryRow } from '../guide-rows.js';
 import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
@@ -254,10 +254,16 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, IMPORT_LOCK]);
       const existing = (await client.query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).rows
         .map((row) => ({ slug: row.slug, status: row.status, contentHash: row.content_hash }));
-      const plan = planImport(content.guides, existing);
-      if (plan.archive.length > 0) await client.query(SQL.archive, [plan.archive]);
-      for (let start = 0; start < plan.upserts.length; start += UPSERT_BATCH) {
-        await client.query(SQL.upsert, upsertParameters(plan.upserts.slice(start, start + UPSERT_BATCH)));
+      const planner = new ImportPlanner(existing);
+      const upserts: { guide: GuideRecord; contentHash: string }[] = [];
+      for (const guide of content.guides) {
+        const contentHash = hashJson(guide);
+        if (planner.add(guide, contentHash).write) upserts.push({ guide, contentHash });
+      }
+      const archive = planner.finish();
+      if (archive.length > 0) await client.query(SQL.archive, [archive]);
+      for (let start = 0; start < upserts.length; start += UPSERT_BATCH) {
+        await client.query(SQL.upsert, upsertParameters(upserts.slice(start, start + UPSERT_BATCH)));
       }
       const product = JSON.stringify(content.product);
       const resources = JSON.stringify(content.resources);
@@ -266,11 +272,11 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       if (productChanged) await client.query(SQL.setMeta, ['product', product]);
       if (resourcesChanged) await client.query(SQL.setMeta, ['resources', resources]);
       let version = Number((await readMeta('content_version', client)) ?? '0');
-      if (plan.upserts.length > 0 || plan.archive.length > 0 || productChanged || resourcesChanged) {
+      if (upserts.length > 0 || archive.length > 0 || productChanged || resourcesChanged) {
         const { rows } = await client.query<{ value: string }>(SQL.bumpVersion);
         version = Number(rows[0]?.value ?? version + 1);
       }
-      return { ...plan.summary, productChanged, resourcesChanged, contentVersion: version };
+      return { ...planner.summary, productChanged, resourcesChanged, contentVersion: version };
     });
     if (summary.created.length + summary.updated.length + summary.moved.length > 0) {
       // Fresh statistics right away (autovacuum may take minutes): without them the planner

@@ -8,7 +8,7 @@ import type { ListPosition } from '../../guides/cursor.js';
 import type {
   ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
 } from '../../guides/guide.js';
-import { ImportPlanner, hashJson } from '../content-diff.js';
+import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
@@ -18,6 +18,7 @@ import type { SqliteSearch } from './search/sqlite-search.js';
 import { createSearchPool } from './search/sqlite-search-pool.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
 import { SearchAnalyzer } from './search/sqlite-analyzer.js';
+import { SQLITE_GUIDE_PREPARATION } from './sqlite-guide-preparer.js';
 import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
 import type { SearchDoc } from './search/sqlite-index-format.js';
 import { SearchIndexBuilder, buildSearchIndex } from './search/sqlite-index-builder.js';
@@ -214,7 +215,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
    * The first import into a database without guides (the largest kind: a whole folder at once)
    * writes through a rollback journal instead of the write-ahead log. In WAL mode every page is
    * written twice, to the log and then, at the checkpoint that follows the commit, to the database
-   * (gigabytes twice for a large corpus; docs/performance.md); with a rollback journal, pages
+   * (for a large folder the checkpoint alone is a long pause); with a rollback journal, pages
    * added to the file are written once and nothing is journaled for them, since undoing them is
    * cutting the file back. The transaction is as atomic (a killed import leaves a journal that the
    * next connection rolls back, to the empty database) and, with synchronous = FULL, as durable.
@@ -256,7 +257,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     try {
       statements.begin.run();
       const session = startImport();
-      // What content/guide-files.ts prepared for this backend: a SearchAnalyzer's search document.
+      // What SQLITE_GUIDE_PREPARATION made while the folder was read: a published guide's search document.
       for await (const item of content.guides) session.add(item.guide, item.contentHash, item.search as SearchDoc | undefined);
       const summary = session.finish(content.product, content.resources);
       statements.commit.run();
@@ -311,6 +312,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     importStream: applyImportStream,
+    guidePreparation: SQLITE_GUIDE_PREPARATION,
     existingGuides: () => guard(() => statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }))),
     cursorKey: () => guard(() => {
       statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));

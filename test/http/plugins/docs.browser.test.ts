@@ -6,7 +6,6 @@
  * missing, it fails under CI=true and skips loudly elsewhere.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { checkAndCount } from '../../helpers/contract.js';
+import { freePort } from '../../helpers/redis-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -32,16 +32,6 @@ if (!hasChromium) {
     throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium (see .ci/run) to run the /docs browser test`);
   }
   console.warn(`\n!!! SKIPPING the /docs browser test: ${CHROMIUM} is missing. Install it with: apt-get update && apt-get install -y chromium\n`);
-}
-
-/** A free port on 127.0.0.1, so PUBLIC_BASE_URL (and the document's servers) can name the real server. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 describe.skipIf(!hasChromium)('/docs in headless Chromium', () => {

@@ -1,4 +1,7 @@
-/** Backend-independent import planning: what an import creates, updates, moves and archives. */
+/**
+ * Import planning, the same for every backend: what an import creates, updates, moves and
+ * archives. A backend feeds the planner the folder's guides and writes what it says to write.
+ */
 import { createHash } from 'node:crypto';
 import type { GuideRecord, GuideStatus } from '../guides/guide.js';
 import type { ImportSummary } from './guide-store.js';
@@ -10,12 +13,6 @@ export interface ExistingGuide {
 }
 
 export type PlanSummary = Omit<ImportSummary, 'productChanged' | 'resourcesChanged' | 'contentVersion'>;
-
-export interface ImportPlan {
-  upserts: { guide: GuideRecord; contentHash: string; isNew: boolean }[];
-  archive: string[];
-  summary: PlanSummary;
-}
 
 /** The hash an import compares to decide whether a guide changed (kept in each guide's row). */
 export function hashJson(value: unknown): string {
@@ -66,16 +63,4 @@ export class ImportPlanner {
     }
     return archive;
   }
-}
-
-export function planImport(guides: readonly GuideRecord[], existing: readonly ExistingGuide[]): ImportPlan {
-  const planner = new ImportPlanner(existing);
-  const upserts: ImportPlan['upserts'] = [];
-  for (const guide of guides) {
-    const contentHash = hashJson(guide);
-    const { write, isNew } = planner.add(guide, contentHash);
-    if (write) upserts.push({ guide, contentHash, isNew });
-  }
-  const archive = planner.finish();
-  return { upserts, archive, summary: planner.summary };
 }
