@@ -25,13 +25,14 @@ export function productExamples(base: string): Record<string, NamedExample> {
       readOnly: true,
       search: { parameter: 'q', maxLength: 200 },
       pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: 20, maxLimit: 50 },
-      formats: ['application/json'],
+      formats: ['application/json', 'text/markdown'],
     },
     links: {
       guides: `${base}/api/v1/guides`,
       resources: `${base}/api/v1/resources`,
       openapi: `${base}/openapi.json`,
       docs: `${base}/docs`,
+      mcp: `${base}/mcp`,
     },
   };
   return { sample: { summary: 'The sample content\'s product.yaml', value } };
