@@ -1,6 +1,7 @@
 /** One guide file (YAML front matter + Markdown body) → a GuideRecord, or every problem it has. */
 import matter from 'gray-matter';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import type { YAMLError } from 'yaml';
 import { GUIDE_STATUSES, SLUG_MAX_LENGTH, formatTimestamp, isValidSlug } from '../guides/guide.js';
 import type { Author, GuideRecord, GuideStatus } from '../guides/guide.js';
 import { FieldReader, isRecord } from './fields.js';
@@ -81,6 +82,31 @@ function readAuthor(fields: FieldReader, record: Record<string, unknown>): Autho
   return url === undefined ? { name } : { name, url };
 }
 
+/**
+ * Where the author should look for a YAML error. A line that wrongly continues the one above (an
+ * indented `key: value`) is reported by yaml at the start of the line above, as a key that spans
+ * two lines: the line holding that key's `:` is the one to fix.
+ */
+function faultOffset(errors: readonly YAMLError[]): number {
+  const [first] = errors as [YAMLError];
+  const spanning = first.code === 'BLOCK_AS_IMPLICIT_KEY'
+    ? errors.find((error) => error.code === 'MULTILINE_IMPLICIT_KEY' && error.pos[0] === first.pos[0])
+    : undefined;
+  return spanning ? spanning.pos[1] : first.pos[0];
+}
+
+/**
+ * gray-matter's YAML engine. The text it gets starts with the rest of the opening `---` line, so
+ * its line numbers are the file's; a failure names the line and column the author should fix.
+ */
+function parseFrontMatterYaml(text: string): object {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (document.errors.length === 0) return document.toJS() as object;
+  const { line, col } = lineCounter.linePos(faultOffset(document.errors));
+  throw new Error(`${(document.errors[0] as YAMLError).message} at line ${line}, column ${col}`);
+}
+
 export interface ParsedGuideFile {
   guide?: GuideRecord;
   problems: ContentProblem[];
@@ -102,7 +128,7 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
     }
     try {
       // A fresh options object per call keeps gray-matter from serving a cached parse of equal text.
-      const parsed = matter(source, { engines: { yaml: (text: string) => parseYaml(text) as object } });
+      const parsed = matter(source, { engines: { yaml: parseFrontMatterYaml } });
       data = parsed.data;
       body = parsed.content;
     } catch (error) {

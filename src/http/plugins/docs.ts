@@ -36,6 +36,11 @@ export function docsContentSecurityPolicy(config: Config): string {
   ].join('; ');
 }
 
+/** The path of PUBLIC_BASE_URL without its trailing slash: '' at the root, '/guides-api' under a prefix. */
+function pathPrefix(config: Config): string {
+  return new URL(config.publicBaseUrl).pathname.replace(/\/+$/, '');
+}
+
 /** Files served from node_modules whose strong tag is remembered (by path, file version and coding); more start over. */
 const MAX_REMEMBERED_FILES = 256;
 
@@ -102,6 +107,8 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
     });
     await docs.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
+      // Behind a proxy serving the API under PUBLIC_BASE_URL's path, the page's asset links need that path too.
+      indexPrefix: pathPrefix(config),
       uiConfig: {
         deepLinking: true,
         docExpansion: 'list',

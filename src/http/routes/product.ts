@@ -36,13 +36,14 @@ export function registerProductRoutes(app: App, { config, store, cache }: RouteC
         readOnly: true,
         search: { parameter: 'q', maxLength: MAX_QUERY_LENGTH },
         pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT },
-        formats: ['application/json'],
+        formats: ['application/json', 'text/markdown'],
       },
       links: {
         guides: `${base}/api/v1/guides`,
         resources: `${base}/api/v1/resources`,
         openapi: `${base}/openapi.json`,
         docs: `${base}/docs`,
+        mcp: `${base}/mcp`,
       },
     };
     return { payload };

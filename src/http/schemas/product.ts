@@ -25,6 +25,7 @@ export const ProductSchema = Type.Object({
     resources: AbsoluteUrlSchema,
     openapi: AbsoluteUrlSchema,
     docs: AbsoluteUrlSchema,
+    mcp: AbsoluteUrlSchema,
   }, { additionalProperties: false }),
 }, { $id: 'Product', title: 'Product', description: 'What this service is, what its API can do, and where to go next.', additionalProperties: false });
 export type Product = Static<typeof ProductSchema>;

@@ -58,3 +58,30 @@ describe('/docs', () => {
     expect(res.headers['content-security-policy']).not.toBe(docsContentSecurityPolicy(t.config));
   });
 });
+
+describe('/docs under the path prefix of PUBLIC_BASE_URL', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { PUBLIC_BASE_URL: 'https://example.com/guides-api/' } });
+  });
+  afterAll(() => t.close());
+
+  it('links its assets under the prefix, where a proxy that strips it sends them back to /docs/static', async () => {
+    const page = (await t.app.inject({ url: '/docs' })).body;
+    const assets = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(assets).toEqual(expect.arrayContaining(['/guides-api/docs/static/swagger-ui-bundle.js', '/guides-api/docs/static/swagger-initializer.js']));
+    for (const asset of assets) {
+      expect(asset, asset).toMatch(/^\/guides-api\/docs\/static\/[\w.-]+$/);
+      const res = await t.app.inject({ url: asset.slice('/guides-api'.length) });
+      expect(res.statusCode, asset).toBe(200);
+    }
+    const csp = String((await t.app.inject({ url: '/docs' })).headers['content-security-policy']);
+    expect(csp).toContain("connect-src 'self' https://example.com;");
+  });
+
+  it('reads the document from {base}/openapi.json', async () => {
+    const redirect = await t.app.inject({ url: '/docs/json' });
+    expect(redirect.statusCode).toBe(302);
+    expect(new URL(String(redirect.headers.location), 'https://example.com/guides-api/docs/json').href).toBe('https://example.com/guides-api/openapi.json');
+  });
+});

@@ -24,13 +24,14 @@ describe('GET /api/v1/product', () => {
         readOnly: true,
         search: { parameter: 'q', maxLength: 200 },
         pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: 20, maxLimit: 50 },
-        formats: ['application/json'],
+        formats: ['application/json', 'text/markdown'],
       },
       links: {
         guides: `${TEST_BASE_URL}/api/v1/guides`,
         resources: `${TEST_BASE_URL}/api/v1/resources`,
         openapi: `${TEST_BASE_URL}/openapi.json`,
         docs: `${TEST_BASE_URL}/docs`,
+        mcp: `${TEST_BASE_URL}/mcp`,
       },
     });
   });
