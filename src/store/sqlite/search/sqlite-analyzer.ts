@@ -2,7 +2,7 @@
 import type { GuideRecord } from '../../../guides/guide.js';
 import { CHECKPOINT_EVERY, COLUMNS, HIGH_SURROGATE, VarintWriter, headOf, searchCardJson } from './sqlite-index-format.js';
 import type { DocTerms, SearchDoc, SearchDocData } from './sqlite-index-format.js';
-import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, tokensOfWord } from './sqlite-text.js';
+import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, wordTokens } from './sqlite-text.js';
 
 /**
  * Converts increasing UTF-16 offsets of one text into code point offsets (what SQLite's substr()
@@ -59,8 +59,9 @@ export class SearchAnalyzer {
     return id;
   }
 
+  /** `words` is this analyzer's memo: a word met again is never normalized again, so tokensOfWord's would only double the memory. */
   private addWord(word: string, hash: number): number {
-    const ids = tokensOfWord(word).map((token) => this.termId(token));
+    const ids = wordTokens(word).map((token) => this.termId(token));
     const value = ids.length === 1 ? (ids[0] as number) : ids.length === 0 ? -1 : -2 - (this.severalIds.push(ids) - 1);
     this.words.set(word, hash, value);
     return value;

@@ -88,86 +88,75 @@ export function forEachWord(text: string, onWord: (start: number, end: number) =
 /** What WordTable.get answers for a word it does not hold. */
 export const ABSENT = -0x80000000;
 
+/** Int32s per WordTable slot. */
+const SLOT = 4;
+
 /**
  * A hash table from words to integers that never slices the text to look a word up: the index
  * build meets every word of every guide, and slicing plus Map lookups cost several times more than
- * scanning the characters once. Everything is in typed arrays (slots hold hash and entry, keys are
- * copied into one character pool), so a lookup touches two or three cache lines. Keys are compared
- * character by character; `hash` is the FNV-1a hash of the word's UTF-16 code units.
+ * scanning the characters once. A slot holds everything a lookup needs (hash, key position and
+ * length, value) in one typed array, so a lookup touches the slot's cache line and the key's
+ * characters, nothing else: with a wide vocabulary the table outgrows the caches, and each extra
+ * array read was another miss. Keys are copied into one character pool and compared character by
+ * character; `hash` is the FNV-1a hash of the word's UTF-16 code units.
  */
 export class WordTable {
   private capacity = 1 << 16;
-  /** Per slot: the key's hash, then its entry + 1 (0: empty). */
-  private slots = new Int32Array(this.capacity * 2);
+  /** SLOT Int32s per slot: the key's hash, its start in `chars` + 1 (0: empty), its length, its value. */
+  private slots = new Int32Array(this.capacity * SLOT);
   private size = 0;
-  private keyStart = new Int32Array(1024);
-  private keyLength = new Int32Array(1024);
-  private values = new Int32Array(1024);
   private chars = new Uint16Array(1 << 16);
   private charCount = 0;
 
   /** The value of the word text[start, end), or ABSENT. */
   get(text: string, start: number, end: number, hash: number): number {
     const slots = this.slots;
-    const mask = this.capacity - 1;
+    const wrap = this.capacity * SLOT - 1;
     const length = end - start;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const entry = slots[slot * 2 + 1] as number;
-      if (entry === 0) return ABSENT;
-      if (slots[slot * 2] !== hash || this.keyLength[entry - 1] !== length) continue;
+    for (let slot = (hash & (this.capacity - 1)) * SLOT; ; slot = (slot + SLOT) & wrap) {
+      const keyStart = slots[slot + 1] as number;
+      if (keyStart === 0) return ABSENT;
+      if (slots[slot] !== hash || slots[slot + 2] !== length) continue;
       const chars = this.chars;
-      const from = this.keyStart[entry - 1] as number;
+      const from = keyStart - 1;
       let i = 0;
       while (i < length && chars[from + i] === text.charCodeAt(start + i)) i += 1;
-      if (i === length) return this.values[entry - 1] as number;
+      if (i === length) return slots[slot + 3] as number;
     }
   }
 
   set(word: string, hash: number, value: number): void {
-    const entry = this.size;
-    this.size += 1;
-    if (entry >= this.values.length) {
-      this.keyStart = grownInt32(this.keyStart);
-      this.keyLength = grownInt32(this.keyLength);
-      this.values = grownInt32(this.values);
-    }
     if (this.charCount + word.length > this.chars.length) {
       const grown = new Uint16Array(Math.max(this.chars.length * 2, this.charCount + word.length));
       grown.set(this.chars);
       this.chars = grown;
     }
     for (let i = 0; i < word.length; i += 1) this.chars[this.charCount + i] = word.charCodeAt(i);
-    this.keyStart[entry] = this.charCount;
-    this.keyLength[entry] = word.length;
-    this.values[entry] = value;
-    this.charCount += word.length;
+    this.size += 1;
     if (this.size * 2 > this.capacity) this.grow();
-    else this.place(entry, hash);
+    this.place(this.slots, hash, this.charCount + 1, word.length, value);
+    this.charCount += word.length;
   }
 
-  private place(entry: number, hash: number): void {
+  private place(slots: Int32Array, hash: number, keyStart: number, length: number, value: number): void {
     const mask = this.capacity - 1;
     let slot = hash & mask;
-    while (this.slots[slot * 2 + 1] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot * 2] = hash;
-    this.slots[slot * 2 + 1] = entry + 1;
+    while (slots[slot * SLOT + 1] !== 0) slot = (slot + 1) & mask;
+    slots[slot * SLOT] = hash;
+    slots[slot * SLOT + 1] = keyStart;
+    slots[slot * SLOT + 2] = length;
+    slots[slot * SLOT + 3] = value;
   }
 
   private grow(): void {
     const old = this.slots;
     this.capacity *= 2;
-    this.slots = new Int32Array(this.capacity * 2);
-    for (let slot = 0; slot < old.length; slot += 2) {
-      const entry = old[slot + 1] as number;
-      if (entry !== 0) this.place(entry - 1, old[slot] as number);
+    this.slots = new Int32Array(this.capacity * SLOT);
+    for (let slot = 0; slot < old.length; slot += SLOT) {
+      const keyStart = old[slot + 1] as number;
+      if (keyStart !== 0) this.place(this.slots, old[slot] as number, keyStart, old[slot + 2] as number, old[slot + 3] as number);
     }
   }
-}
-
-function grownInt32(array: Int32Array): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(array.length * 2);
-  grown.set(array);
-  return grown;
 }
 
 /** FNV-1a, as WordTable's keys are hashed: start from FNV_OFFSET, then `hash = Math.imul(hash ^ codeUnit, FNV_PRIME)` per code unit. */
