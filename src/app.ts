@@ -15,7 +15,7 @@ import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
 import { loadRepresentationHash } from './representation/representation.js';
 import { registerCompression } from './http/plugins/compression.js';
-import { registerEarlyAnswers } from './http/plugins/early-answers.js';
+import { registerEarlyAnswers } from './http/fast-path/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';

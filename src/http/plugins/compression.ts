@@ -15,7 +15,8 @@ import { constants as zlibConstants } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DOCS_PREFIX } from './docs.js';
-import { globalPlugin, hooksOf } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
+import { hooksOf } from './hooks-of.js';
 import { METRICS_PATH } from './metrics.js';
 import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, compressBodyOffLoop, negotiateContentCoding } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
@@ -77,7 +78,7 @@ function createStaticAssetCompression(): onSendHookHandler {
 /** Compression for responses that do not come from the representation cache. Register before any route. */
 export function registerCompression(app: FastifyInstance): void {
   const compressStaticAsset = createStaticAssetCompression();
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
     instance.addHook('onRoute', (route) => {
       if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
 
 const READ_ONLY = ['GET', 'HEAD', 'OPTIONS'] as const;
 
@@ -42,7 +42,7 @@ export function methodNotAllowed(url: string): AppError {
 }
 
 export function registerMethodRule(app: FastifyInstance): void {
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       if (isAllowed(request.method, request.url)) {
         done();

@@ -21,7 +21,7 @@ import type { ClientErrorCounter } from './hardening.js';
 import type { LoadSheddingStats } from './load-shedding.js';
 import type { SearchBudgetStats } from './search-budget.js';
 import type { RateLimitStats } from './rate-limit.js';
-import { globalPlugin } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
 
 export const METRICS_PATH = '/metrics';
 
@@ -263,7 +263,7 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
     observe(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
     done();
   };
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onResponse', onResponse);
     instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
       const merged = Registry.merge([processMetrics(), registry]);

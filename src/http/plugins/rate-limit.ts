@@ -27,7 +27,7 @@ import type { Redis as RedisClient } from 'ioredis';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
 
 export const RATE_LIMIT_POLICY_NAME = 'per-ip';
 const WINDOW_MS = 60_000;
@@ -225,7 +225,7 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
     return typeof counted === 'number' ? settle(counted) : counted.then(settle);
   };
 
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', onRequest);
     const url = config.redisUrl;
     if (url !== undefined) {

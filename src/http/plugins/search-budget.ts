@@ -22,7 +22,8 @@ import pLimit from 'p-limit';
 import type { Config } from '../../config.js';
 import type { GuideStore } from '../../store/guide-store.js';
 import { AppError } from '../problems.js';
-import { globalPlugin, hooksOf } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
+import { hooksOf } from './hooks-of.js';
 import { clientKey } from './rate-limit.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
@@ -144,7 +145,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     done();
   };
 
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRoute', (route) => {
       if (route.url !== SEARCH_ROUTE) return;
       route.onRequest = [...hooksOf(route.onRequest), onRequest];
