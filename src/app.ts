@@ -187,7 +187,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   registerCompression(app);
   const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget: searchBudget.stats, connections });
   // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
-  registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
+  if (config.fastPath) registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));
 
   // The routes search through the search budget's queue.
