@@ -13,16 +13,17 @@ import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/plugins/caching.js';
-import { loadRepresentationHash } from './representation/representation.js';
 import { registerCompression } from './http/plugins/compression.js';
+import { registerContentVersion } from './http/plugins/content-version.js';
 import { registerEarlyAnswers } from './http/fast-path/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
-import { allowHeader, registerMethodRule } from './http/plugins/method-rule.js';
+import { registerMethodRule } from './http/plugins/method-rule.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { registerRequestLog } from './http/plugins/request-log.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
 import { requestIdFor } from './http/request-id.js';
 import { registerDocs } from './http/plugins/docs.js';
@@ -35,13 +36,6 @@ import { MCP_CORS_ALLOWED_HEADERS, MCP_CORS_EXPOSED_HEADERS, MCP_PATH, registerM
 import { registerProductRoutes } from './http/routes/product.js';
 import { registerResourceRoutes } from './http/routes/resources.js';
 import { registerRootRoute } from './http/routes/root.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Reads the content version now (instead of at the next poll) and drops stale cached responses. */
-    refreshContentVersion(): Promise<number>;
-  }
-}
 
 export interface BuildAppOptions {
   config: Config;
@@ -103,17 +97,14 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
 
   serializers.compileAfterListen(app);
 
-  let contentVersion = 0;
   const cache = createRepresentationCache({
     maxEntries: 10_000,
-    // RESPONSE_CACHE_MB, 16 by default: ~1,000 guides (~13 KB each, plus ~4 KB brotli) stay hot.
-    // One-off requests (distinct searches, cursors, a crawler's reads) are not kept at all, so
-    // they neither churn the cache nor evict hot pages. 32 MB cost ~25 MB more resident at peak at
-    // 100k guides under the benchmark's mixed load (docs/operations.md, Memory).
+    // RESPONSE_CACHE_MB: one-off requests (distinct searches, cursors, a crawler's reads) are not
+    // kept at all, so they neither churn the cache nor evict hot pages (docs/operations.md, Memory).
     maxBytes: config.responseCacheMb * 1024 * 1024,
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
-    currentVersion: () => contentVersion,
+    currentVersion: () => contentVersion(),
   });
 
   let codecPromise: Promise<CursorCodec> | undefined;
@@ -130,45 +121,17 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     return codecPromise;
   };
 
-  const refreshContentVersion = async (): Promise<number> => {
-    const version = await store.contentVersion();
-    if (version !== contentVersion) {
-      contentVersion = version;
+  const contentVersion = registerContentVersion(app, {
+    store,
+    pollMs: config.contentPollMs,
+    onChange: () => {
       cache.clear();
       // A key kept in the database is read again: the file may have been replaced by another one
       // (a restored backup, a copied database), whose cursors are signed with its own key.
       if (config.cursorSecrets.length === 0) codecPromise = undefined;
-    }
-    return version;
-  };
-  app.decorate('refreshContentVersion', refreshContentVersion);
-  let poll: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    // The ETags' hash (representation.ts): loaded before the first request, and a failure stops the start.
-    await loadRepresentationHash();
-    await refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version unavailable at start'));
-    poll = setInterval(() => {
-      refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version check failed'));
-    }, config.contentPollMs);
-    poll.unref();
+    },
   });
-  app.addHook('onClose', async () => clearInterval(poll));
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
-    return payload;
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({
-      method: request.method,
-      route: request.routeOptions.url ?? '(unmatched)',
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100,
-    }, 'request');
-  });
+  registerRequestLog(app);
 
   installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
   const apiCors = { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], exposedHeaders: EXPOSED_HEADERS, strictPreflight: false, maxAge: 86_400 };

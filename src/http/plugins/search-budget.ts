@@ -24,7 +24,7 @@ import type { GuideStore } from '../../store/guide-store.js';
 import { AppError } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
 import { hooksOf } from './hooks-of.js';
-import { clientKey } from './rate-limit.js';
+import { clientKey } from './rate-limit-counters.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
 /** The RateLimit item of the per-client limit (draft-ietf-httpapi-ratelimit-headers: quota unit concurrent-requests). */

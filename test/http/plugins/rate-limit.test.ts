@@ -4,7 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clientKey } from '../../../src/http/plugins/rate-limit.js';
+import { clientKey } from '../../../src/http/plugins/rate-limit-counters.js';
 import { buildTestApp, injectThroughListener, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import {
