@@ -12,7 +12,7 @@ import { createCursorCodec } from './guides/cursor.js';
 import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
-import { createRepresentationCache } from './http/plugins/caching.js';
+import { createRepresentationCache } from './http/cache/representation-cache.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerContentVersion } from './http/plugins/content-version.js';
 import { registerEarlyAnswers } from './http/fast-path/early-answers.js';

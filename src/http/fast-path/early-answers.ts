@@ -9,7 +9,7 @@
  * request then goes through Fastify, with the same answers.
  *
  * How it stays the same answer:
- * - Only representations a route marks as identified by URL (caching.ts, ServeOptions) are found
+ * - Only representations a route marks as identified by URL (cache/representation-cache.ts, ServeOptions) are found
  *   here, by the request target exactly as received, and where the route negotiates its media type
  *   (a guide as JSON or Markdown), by the format the request's Accept chooses. The first GET for each target goes through
  *   Fastify (routing, validation, every hook) and teaches the cache the target's key.
@@ -33,7 +33,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../../config.js';
 import { requestIdFor } from '../request-id.js';
-import type { RepresentationCache, UrlHit } from '../plugins/caching.js';
+import type { RepresentationCache, UrlHit } from '../cache/representation-cache.js';
 import { hasValidHost } from '../plugins/hardening.js';
 import type { LoadShedding } from '../plugins/load-shedding.js';
 import type { ObserveRequest } from '../plugins/metrics.js';

@@ -2,7 +2,7 @@
  * Response compression (gzip and brotli, bodies of 1 KB and more, when the client accepts them).
  *
  * Cached representations are compressed once per content coding and kept next to the identity
- * bytes in the representation cache (caching.ts), so a hot guide costs no compression at all.
+ * bytes in the representation cache (cache/representation-cache.ts), so a hot guide costs no compression at all.
  * The /docs assets are files streamed from node_modules (Swagger UI's bundle is over a megabyte):
  * each is compressed once per coding and file version (its ETag) and kept, because compressing the
  * bundle must not be something any client can make us do 600 times a minute.

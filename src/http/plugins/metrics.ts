@@ -14,7 +14,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { RepresentationCache } from './caching.js';
+import type { RepresentationCache } from '../cache/representation-cache.js';
 import type { ClientErrorCounter } from './hardening.js';
 import type { LoadSheddingStats } from './load-shedding.js';
 import type { SearchBudgetStats } from './search-budget.js';

@@ -1,5 +1,5 @@
 /**
- * Admission for the representation cache (caching.ts): a representation is kept from its second
+ * Admission for the representation cache (representation-cache.ts): a representation is kept from its second
  * miss, not its first. Its own module, as it shares nothing with the cache but a key.
  */
 

@@ -16,38 +16,17 @@ import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
+import { ifNoneMatchHits } from './conditional.js';
 import { Doorkeeper } from './doorkeeper.js';
-
-/** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
-export type Rendered = RenderedCommon & (
-  | {
-    payload: unknown;
-    /** For non-JSON representations (llms.txt, HTML): the media type; `payload` is then the body text as is. */
-    contentType?: string;
-  }
-  | {
-    /** JSON bytes made already (representation/), possibly on another thread. */
-    body: Buffer;
-    /** representationHash(body), when it was computed with the body. */
-    hash?: string;
-    /** The body already compressed with one coding, kept as that coding's variant. */
-    encoded?: { coding: ContentCoding; body: Buffer };
-  });
-
-interface RenderedCommon {
-  lastModified?: string;
-  link?: string;
-  /** Other headers of this representation (X-Markdown-Tokens), by lowercase name. */
-  headers?: Readonly<Record<string, string>>;
-}
+import type { Rendered } from './rendered.js';
 
 interface Variant {
   body: Buffer;
   etag: string;
   /**
    * The headers Fastify sent with this variant, by status, less the per-request ones
-   * (early-answers.ts). Named keys, not the status codes: an object with a key 200 or 304 gets a
-   * backing store for integer keys that long, 2.6 KB a variant (5.9 MB of a 100k server's heap).
+   * (fast-path/early-answers.ts). Named keys, not the status codes: an object with a key 200 or
+   * 304 gets a backing store for integer keys that long, kilobytes a variant.
    */
   sent?: { ok?: SentHeaders; notModified?: SentHeaders };
 }
@@ -79,7 +58,7 @@ export interface ServeOptions {
   /**
    * The request target alone (with Accept-Encoding and If-None-Match) picks the representation:
    * no other request header changes it. Such a representation, once sent, can be found by its
-   * URL and sent again before Fastify (findByUrl, early-answers.ts).
+   * URL and sent again before Fastify (findByUrl, fast-path/early-answers.ts).
    */
   identifiedByUrl?: boolean;
   /**
@@ -154,19 +133,6 @@ const COMPRESS_IN_PLACE_MAX_BYTES = 16 * 1024;
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * Parses If-None-Match (a list, `*`, weak or strong tags) and applies the weak comparison
- * (RFC 9110 §13.1.2) against the given tag or tags.
- */
-export function ifNoneMatchHits(header: string | undefined, etags: string | readonly string[]): boolean {
-  if (!header) return false;
-  const list = typeof etags === 'string' ? [etags] : etags;
-  if (list.includes(header)) return true;
-  if (header.trim() === '*') return true;
-  const opaque = list.map((etag) => etag.replace(/^W\//, ''));
-  return header.split(',').some((tag) => opaque.includes(tag.trim().replace(/^W\//, '')));
-}
-
 export function createRepresentationCache(options: CacheOptions) {
   const entries = new Map<string, Representation>();
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
@@ -177,8 +143,8 @@ export function createRepresentationCache(options: CacheOptions) {
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
 
   // Recency is a linked list through the representations, not the Map's insertion order: moving
-  // a key to the end of a Map (delete, then set) on every hit cost V8 up to 26 µs a hit once the
-  // Map held 10,000 entries (Node 20, measured), more than the rest of an answer.
+  // a key to the end of a large Map (delete, then set) on every hit cost V8 more than the rest of
+  // an answer.
   let oldest: Representation | undefined;
   let newest: Representation | undefined;
 
