@@ -14,6 +14,7 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
 import { ifNoneMatchHits } from './conditional.js';
@@ -95,10 +96,6 @@ interface Representation {
   headers?: Readonly<Record<string, string>>;
   /** Bytes held for this entry: the identity body plus the compressed variants made so far. */
   bytes: number;
-  /** Neighbours in the least-recently-used order, while cached. */
-  older?: Representation;
-  newer?: Representation;
-  key?: string;
 }
 
 export interface CacheOptions {
@@ -134,59 +131,26 @@ const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function createRepresentationCache(options: CacheOptions) {
-  const entries = new Map<string, Representation>();
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
   /** Request targets (as received) of representations identified by URL, and the cache key each names. */
   const urls = new Map<string, UrlTarget>();
   let urlCharacters = 0;
-  let bytes = 0;
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
 
-  // Recency is a linked list through the representations, not the Map's insertion order: moving
-  // a key to the end of a large Map (delete, then set) on every hit cost V8 more than the rest of
-  // an answer.
-  let oldest: Representation | undefined;
-  let newest: Representation | undefined;
-
-  function unlink(representation: Representation): void {
-    if (representation.older) representation.older.newer = representation.newer;
-    else oldest = representation.newer;
-    if (representation.newer) representation.newer.older = representation.older;
-    else newest = representation.older;
-    representation.older = undefined;
-    representation.newer = undefined;
-  }
-
-  function append(representation: Representation): void {
-    representation.older = newest;
-    if (newest) newest.newer = representation;
-    else oldest = representation;
-    newest = representation;
-  }
-
-  function evictBeyondLimits(): void {
-    while (oldest !== undefined && (entries.size > options.maxEntries || bytes > options.maxBytes)) {
-      const old = oldest;
-      unlink(old);
-      entries.delete(old.key as string);
-      bytes -= old.bytes;
-    }
-  }
+  // lru-cache keeps recency and the byte bound; a representation's size grows as its compressed
+  // variants are made, so keepVariant sets it again to be counted.
+  const entries = new LRUCache<string, Representation>({
+    max: Math.max(1, options.maxEntries),
+    ...(options.maxBytes > 0 ? { maxSize: options.maxBytes, sizeCalculation: (representation) => Math.max(1, representation.bytes) } : {}),
+  });
 
   function remember(key: string, representation: Representation): void {
-    const previous = entries.get(key);
-    if (previous) {
-      bytes -= previous.bytes;
-      unlink(previous);
-    }
-    representation.key = key;
+    // RESPONSE_CACHE_MB=0 keeps nothing (lru-cache reads a maxSize of 0 as no bound).
+    if (options.maxBytes <= 0) return;
     // Kept for long: in memory of its own size (see ownBytes), as the cache counts it. Compressed
     // variants come later, through keepVariant(), which does the same.
     representation.identity.body = ownBytes(representation.identity.body);
     entries.set(key, representation);
-    append(representation);
-    bytes += representation.bytes;
-    evictBeyondLimits();
   }
 
   function build(version: number, rendered: Rendered, reply: FastifyReply): Representation {
@@ -218,15 +182,12 @@ export function createRepresentationCache(options: CacheOptions) {
   }
 
   function keepVariant(key: string, representation: Representation, coding: ContentCoding, body: Buffer): Variant {
-    const isCached = entries.get(key) === representation;
+    const isCached = entries.peek(key) === representation;
     const variant: Variant = { body: isCached ? ownBytes(body) : body, etag: `${representation.identity.etag.slice(0, -1)}-${coding}"` };
     stats.compressions[coding] += 1;
     representation[coding] = variant;
     representation.bytes += variant.body.length;
-    if (isCached) {
-      bytes += variant.body.length;
-      evictBeyondLimits();
-    }
+    if (isCached) entries.set(key, representation);
     return variant;
   }
 
@@ -268,7 +229,7 @@ export function createRepresentationCache(options: CacheOptions) {
     if (representation.headers) reply.headers(representation.headers);
     const status = ifNoneMatchHits(request.headers['if-none-match'], representation.etags) ? 304 : 200;
     // Only a kept representation can be found by URL again.
-    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) {
+    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.peek(key) === representation) {
       learn(request, reply, key, variant, status, serveOptions.negotiated);
     }
     if (status === 304) {
@@ -285,16 +246,14 @@ export function createRepresentationCache(options: CacheOptions) {
 
   /** The representation under `key` if it is of the current content version. */
   function current(key: string): Representation | undefined {
-    const cached = entries.get(key);
+    const cached = entries.peek(key);
     return cached !== undefined && cached.version === options.currentVersion() ? cached : undefined;
   }
 
-  function touch(representation: Representation): void {
+  /** Counts a hit and makes its representation the most recently used. */
+  function touch(key: string): void {
     stats.hits += 1;
-    if (newest !== representation) {
-      unlink(representation);
-      append(representation);
-    }
+    entries.get(key);
   }
 
   return {
@@ -302,7 +261,7 @@ export function createRepresentationCache(options: CacheOptions) {
       return entries.size;
     },
     get bytes(): number {
-      return bytes;
+      return entries.calculatedSize;
     },
     stats,
     /** The Cache-Control of every cached representation, for responses made outside the cache. */
@@ -311,11 +270,8 @@ export function createRepresentationCache(options: CacheOptions) {
     contentVersion: (): number => options.currentVersion(),
     clear(): void {
       entries.clear();
-      oldest = undefined;
-      newest = undefined;
       urls.clear();
       urlCharacters = 0;
-      bytes = 0;
     },
     /**
      * A cached representation for a request target as received (`GET` only), the one its Accept
@@ -341,7 +297,7 @@ export function createRepresentationCache(options: CacheOptions) {
         status, body: status === 200 ? variant.body : undefined, sent,
         count: () => {
           stats.earlyHits += 1;
-          touch(representation);
+          touch(key);
         },
       };
     },
@@ -354,7 +310,7 @@ export function createRepresentationCache(options: CacheOptions) {
       const version = options.currentVersion();
       const cached = current(key);
       if (cached !== undefined) {
-        touch(cached);
+        touch(key);
         answer(request, reply, key, cached, serveOptions);
         return undefined;
       }
