@@ -88,7 +88,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     genReqId: (request) => requestIdFor(request.headers),
     routerOptions: { maxParamLength: MAX_ROUTABLE_PATH, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
     // validateSchema: false skips checking our own schemas against JSON Schema's meta-schema at every
-    // start (compiling the meta-schema was ~70 ms of it); the OpenAPI tests check them in CI.
+    // start (compiling the meta-schema is a noticeable part of it); the OpenAPI tests check them in CI.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, validateSchema: false } },
     rewriteUrl: rewriteUnroutable,
     // Response serializers compile on first use or right after listening, not before (a faster start).

@@ -122,10 +122,7 @@ export interface CacheStats {
   compressions: Record<ContentCoding, number>;
 }
 
-/**
- * A miss's body up to this size is compressed on the event loop (brotli 5: ~0.2 ms for a 6 KB
- * guide, ~0.3 ms at this size), a larger one on zlib's thread pool (see serve()).
- */
+/** A miss's body up to this size (a guide) is compressed on the event loop, a larger one on zlib's thread pool (see serve()). */
 const COMPRESS_IN_PLACE_MAX_BYTES = 16 * 1024;
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -325,7 +322,7 @@ export function createRepresentationCache(options: CacheOptions) {
           keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
         }
         // A miss compresses a body of up to COMPRESS_IN_PLACE_MAX_BYTES (a guide, a short page)
-        // in place, a larger one (a page of 50 guides: ~0.75 ms of brotli) on zlib's thread pool, so
+        // in place, a larger one (a page of 50 guides) on zlib's thread pool, so
         // that it does not hold up every other request. The pool costs about twice the CPU of the
         // compression itself (hand-off, stream machinery, memory faulted in on its threads), which on
         // a busy or one-CPU server is CPU taken from everything else. (A hit asking for a coding not
