@@ -12,17 +12,18 @@ import { createCursorCodec } from './guides/cursor.js';
 import type { CursorCodec } from './guides/cursor.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
-import { createRepresentationCache } from './http/plugins/caching.js';
-import { loadRepresentationHash } from './representation/representation.js';
+import { createRepresentationCache } from './http/cache/representation-cache.js';
 import { registerCompression } from './http/plugins/compression.js';
-import { registerEarlyAnswers } from './http/plugins/early-answers.js';
+import { registerContentVersion } from './http/plugins/content-version.js';
+import { registerEarlyAnswers } from './http/fast-path/early-answers.js';
 import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
-import { allowHeader, registerMethodRule } from './http/plugins/method-rule.js';
+import { registerMethodRule } from './http/plugins/method-rule.js';
 import { registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
+import { registerRequestLog } from './http/plugins/request-log.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
 import { requestIdFor } from './http/request-id.js';
 import { registerDocs } from './http/plugins/docs.js';
@@ -35,13 +36,6 @@ import { MCP_CORS_ALLOWED_HEADERS, MCP_CORS_EXPOSED_HEADERS, MCP_PATH, registerM
 import { registerProductRoutes } from './http/routes/product.js';
 import { registerResourceRoutes } from './http/routes/resources.js';
 import { registerRootRoute } from './http/routes/root.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Reads the content version now (instead of at the next poll) and drops stale cached responses. */
-    refreshContentVersion(): Promise<number>;
-  }
-}
 
 export interface BuildAppOptions {
   config: Config;
@@ -94,7 +88,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     genReqId: (request) => requestIdFor(request.headers),
     routerOptions: { maxParamLength: MAX_ROUTABLE_PATH, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false },
     // validateSchema: false skips checking our own schemas against JSON Schema's meta-schema at every
-    // start (compiling the meta-schema was ~70 ms of it); the OpenAPI tests check them in CI.
+    // start (compiling the meta-schema is a noticeable part of it); the OpenAPI tests check them in CI.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: true, validateSchema: false } },
     rewriteUrl: rewriteUnroutable,
     // Response serializers compile on first use or right after listening, not before (a faster start).
@@ -103,17 +97,14 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
 
   serializers.compileAfterListen(app);
 
-  let contentVersion = 0;
   const cache = createRepresentationCache({
     maxEntries: 10_000,
-    // RESPONSE_CACHE_MB, 16 by default: ~1,000 guides (~13 KB each, plus ~4 KB brotli) stay hot.
-    // One-off requests (distinct searches, cursors, a crawler's reads) are not kept at all, so
-    // they neither churn the cache nor evict hot pages. 32 MB cost ~25 MB more resident at peak at
-    // 100k guides under the benchmark's mixed load (docs/operations.md, Memory).
+    // RESPONSE_CACHE_MB: one-off requests (distinct searches, cursors, a crawler's reads) are not
+    // kept at all, so they neither churn the cache nor evict hot pages (docs/operations.md, Memory).
     maxBytes: config.responseCacheMb * 1024 * 1024,
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
-    currentVersion: () => contentVersion,
+    currentVersion: () => contentVersion(),
   });
 
   let codecPromise: Promise<CursorCodec> | undefined;
@@ -130,45 +121,17 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     return codecPromise;
   };
 
-  const refreshContentVersion = async (): Promise<number> => {
-    const version = await store.contentVersion();
-    if (version !== contentVersion) {
-      contentVersion = version;
+  const contentVersion = registerContentVersion(app, {
+    store,
+    pollMs: config.contentPollMs,
+    onChange: () => {
       cache.clear();
       // A key kept in the database is read again: the file may have been replaced by another one
       // (a restored backup, a copied database), whose cursors are signed with its own key.
       if (config.cursorSecrets.length === 0) codecPromise = undefined;
-    }
-    return version;
-  };
-  app.decorate('refreshContentVersion', refreshContentVersion);
-  let poll: NodeJS.Timeout | undefined;
-  app.addHook('onReady', async () => {
-    // The ETags' hash (representation.ts): loaded before the first request, and a failure stops the start.
-    await loadRepresentationHash();
-    await refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version unavailable at start'));
-    poll = setInterval(() => {
-      refreshContentVersion().catch((err: unknown) => app.log.warn({ err }, 'content version check failed'));
-    }, config.contentPollMs);
-    poll.unref();
+    },
   });
-  app.addHook('onClose', async () => clearInterval(poll));
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
-    return payload;
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({
-      method: request.method,
-      route: request.routeOptions.url ?? '(unmatched)',
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100,
-    }, 'request');
-  });
+  registerRequestLog(app);
 
   installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
   const apiCors = { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], exposedHeaders: EXPOSED_HEADERS, strictPreflight: false, maxAge: 86_400 };
@@ -187,7 +150,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   registerCompression(app);
   const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget: searchBudget.stats, connections });
   // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
-  registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
+  if (config.fastPath) registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));
 
   // The routes search through the search budget's queue.

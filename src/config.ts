@@ -55,6 +55,8 @@ export interface Config {
   searchWorkers: number;
   /** SQLite: how the search workers share the CPU with the event loop (SEARCH_PRIORITY: idle, low or normal). */
   searchPriority: SearchPriority;
+  /** Cache hits answered before Fastify (src/http/fast-path/); FAST_PATH=0 sends every request through Fastify. */
+  fastPath: boolean;
   /** Origins (scheme://host[:port]) a browser may call POST /mcp from; empty: any. */
   mcpAllowedOrigins: readonly string[];
 }
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     searchConcurrencyPerClient: integer('SEARCH_CONCURRENCY_PER_CLIENT', 4, 0, 10_000),
     searchWorkers: integer('SEARCH_WORKERS', 1, 0, 64),
     searchPriority,
+    fastPath: integer('FAST_PATH', 1, 0, 1) === 1,
     mcpAllowedOrigins,
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) problems.push('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');

@@ -104,7 +104,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   if (config.rateLimitPerMinute > 0 && config.redisUrl === undefined) {
     log.warn({ workers }, 'without REDIS_URL each worker keeps its own rate-limit counters, so a client may get up to workers × RATE_LIMIT_PER_MINUTE; set REDIS_URL to share them');
   }
-  const { answerClusterMetricsRequests } = await import('./http/plugins/metrics.js');
+  const { answerClusterMetricsRequests } = await import('./http/plugins/metrics-cluster.js');
   answerClusterMetricsRequests();
   let stopping = false;
   const startedAt = new Map<number, number>();

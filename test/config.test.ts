@@ -47,6 +47,13 @@ describe('loadConfig', () => {
     expect(problemsOf({ TRUST_PROXY: 'true' })).toEqual([expect.stringMatching(/^TRUST_PROXY must be/)]);
   });
 
+  it('reads FAST_PATH as on unless 0, and refuses anything else', () => {
+    expect(loadConfig({}).fastPath).toBe(true);
+    expect(loadConfig({ FAST_PATH: '1' }).fastPath).toBe(true);
+    expect(loadConfig({ FAST_PATH: '0' }).fastPath).toBe(false);
+    expect(problemsOf({ FAST_PATH: 'off' })).toEqual(['FAST_PATH must be a whole number from 0 to 1']);
+  });
+
   it('resolves CONTENT_DIR against the working directory', () => {
     expect(loadConfig({ CONTENT_DIR: 'some/where' }).contentDir).toBe(path.resolve('some/where'));
   });

@@ -5,7 +5,7 @@ import type {
 import type { Config } from '../config.js';
 import type { CursorCodec } from '../guides/cursor.js';
 import type { GuideStore } from '../store/guide-store.js';
-import type { RepresentationCache } from './plugins/caching.js';
+import type { RepresentationCache } from './cache/representation-cache.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 

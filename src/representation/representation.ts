@@ -1,6 +1,6 @@
 /**
  * What a representation's bytes are made with: content-coding negotiation, compression and the
- * hash behind strong ETags. Kept apart from the Fastify plugins (compression.ts, caching.ts) so
+ * hash behind strong ETags. Kept apart from the Fastify plugins (compression.ts, cache/representation-cache.ts) so
  * that a search worker thread can render a page exactly as the event loop would, without loading
  * Fastify.
  */

@@ -256,16 +256,19 @@ export function checkEveryInjectedResponse(app: InjectingApp): void {
   const inject = app.inject.bind(app) as (options?: unknown, callback?: unknown) => unknown;
   const wrapped = (options?: unknown, callback?: unknown): unknown => {
     if (options === undefined || typeof callback === 'function') return inject(options, callback);
-    return (inject(options) as Promise<InjectedResponse>).then((response) => {
-      checkAndCount(app.swagger(), {
-        method: response.raw.req.method ?? 'GET',
-        url: response.raw.req.url ?? '/',
-        statusCode: response.statusCode,
-        headers: response.headers,
-        rawBody: response.rawPayload,
-      });
-      return response;
-    });
+    return (inject(options) as Promise<InjectedResponse>).then((response) => checkInjected(app, response));
   };
   (app as { inject: unknown }).inject = wrapped;
+}
+
+/** Checks one injected response against the app's document, counts it, and hands it back. */
+export function checkInjected<R extends InjectedResponse>(app: Pick<InjectingApp, 'swagger'>, response: R): R {
+  checkAndCount(app.swagger(), {
+    method: response.raw.req.method ?? 'GET',
+    url: response.raw.req.url ?? '/',
+    statusCode: response.statusCode,
+    headers: response.headers,
+    rawBody: response.rawPayload,
+  });
+  return response;
 }

@@ -2,7 +2,7 @@
  * Response compression (gzip and brotli, bodies of 1 KB and more, when the client accepts them).
  *
  * Cached representations are compressed once per content coding and kept next to the identity
- * bytes in the representation cache (caching.ts), so a hot guide costs no compression at all.
+ * bytes in the representation cache (cache/representation-cache.ts), so a hot guide costs no compression at all.
  * The /docs assets are files streamed from node_modules (Swagger UI's bundle is over a megabyte):
  * each is compressed once per coding and file version (its ETag) and kept, because compressing the
  * bundle must not be something any client can make us do 600 times a minute.
@@ -15,7 +15,8 @@ import { constants as zlibConstants } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DOCS_PREFIX } from './docs.js';
-import { globalPlugin, hooksOf } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
+import { hooksOf } from './hooks-of.js';
 import { METRICS_PATH } from './metrics.js';
 import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, compressBodyOffLoop, negotiateContentCoding } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
@@ -41,7 +42,7 @@ function createStaticAssetCompression(): onSendHookHandler {
     const pending = (async () => {
       const raw = await readAll(stream);
       // In the thread pool, so the first request for the bundle does not stall everyone else;
-      // brotli 9 is within 3 % of 11's size at a twentieth of its 5 s on the Swagger UI bundle.
+      // brotli 9 is nearly 11's size at a small part of its time on the Swagger UI bundle.
       const body = await compressBodyOffLoop(coding, raw, 9);
       if (cachedBytes + body.length > STATIC_CACHE_MAX_BYTES) {
         cache.clear();
@@ -77,7 +78,7 @@ function createStaticAssetCompression(): onSendHookHandler {
 /** Compression for responses that do not come from the representation cache. Register before any route. */
 export function registerCompression(app: FastifyInstance): void {
   const compressStaticAsset = createStaticAssetCompression();
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
     instance.addHook('onRoute', (route) => {
       if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {

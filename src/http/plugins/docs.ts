@@ -8,8 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { NotFoundError } from '../problems.js';
 import { representationHash } from '../../representation/representation.js';
-import { ifNoneMatchHits } from './caching.js';
-import { hooksOf } from './global-plugin.js';
+import { ifNoneMatchHits } from '../cache/conditional.js';
+import { hooksOf } from './hooks-of.js';
 
 export const DOCS_PREFIX = '/docs';
 

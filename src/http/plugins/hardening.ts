@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOption
 import type { Config } from '../../config.js';
 import { AppError, PROBLEM_TYPES, problemBody } from '../problems.js';
 import type { ProblemName } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
 import { methodNotAllowed } from './method-rule.js';
 
 /**
@@ -145,7 +145,7 @@ export function registerHardening(app: FastifyInstance, config: Config): void {
   // is written and the connection closed after it.
   (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', onRequest);
     let sweep: NodeJS.Timeout | undefined;
     instance.addHook('preClose', async () => {
@@ -162,7 +162,7 @@ export function registerHardening(app: FastifyInstance, config: Config): void {
 export function registerUrlCap(app: FastifyInstance, config: Config): void {
   const maxUrlLength = config.maxUrlLength;
   const uriTooLong = new AppError('uri-too-long', PROBLEM_TYPES['uri-too-long'].about);
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
       // The URL as received: app.ts rewrites unroutable paths before hooks run.
       done(request.originalUrl.length > maxUrlLength ? uriTooLong : undefined);

@@ -8,7 +8,7 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, RETRY_AFTER_SECONDS } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
+import fastifyPlugin from 'fastify-plugin';
 
 const NEVER_SHED: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 /** How often the event-loop delay is sampled; a shed decision lasts until the next sample. */
@@ -33,7 +33,7 @@ export function registerLoadShedding(app: FastifyInstance, config: Config): Load
   // Start-up (schema compilation, plugin loading) blocks the loop once; the first samples after
   // it would shed the first real requests, so shedding is armed only after two clean samples.
   let armedAt = Infinity;
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onReady', async () => {
       armedAt = Date.now() + 2 * SAMPLE_INTERVAL_MS;
     });

@@ -2,11 +2,12 @@
  * The method rule: which methods each path answers. Any other method gets its 405 problem with
  * `Allow` in an onRequest hook, which Fastify runs before it reads or parses a request body, so a
  * POST with broken JSON, a QUERY or a 2 MB PUT are all refused for their method, not their body.
+ * OPTIONS answers carry the same `Allow`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
 
 const READ_ONLY = ['GET', 'HEAD', 'OPTIONS'] as const;
 
@@ -42,7 +43,7 @@ export function methodNotAllowed(url: string): AppError {
 }
 
 export function registerMethodRule(app: FastifyInstance): void {
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
       if (isAllowed(request.method, request.url)) {
         done();
@@ -52,6 +53,11 @@ export function registerMethodRule(app: FastifyInstance): void {
       // connection cannot carry another request.
       if (request.headers.expect !== undefined) reply.header('connection', 'close');
       done(methodNotAllowed(request.url));
+    });
+    // An OPTIONS answer (a preflight included) says what the path answers, as a 405 does.
+    instance.addHook('onSend', async (request, reply, payload) => {
+      if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
+      return payload;
     });
   }));
 

@@ -8,20 +8,18 @@
  * own Histogram re-validates and re-hashes the labels on every observation). Every other number is
  * a plain counter in its component, also read only at scrape time.
  *
- * Under `guides serve --workers N`, whichever worker a scrape reaches asks the primary process,
- * which gathers every worker's numbers (prom-client's AggregatorRegistry: counters and histograms
- * summed), so one scrape sees the whole instance, not one worker picked by the kernel.
+ * Under `guides serve --workers N` a scrape sees the whole instance (metrics-cluster.ts).
  */
-import cluster from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RepresentationCache } from './caching.js';
+import fastifyPlugin from 'fastify-plugin';
+import type { RepresentationCache } from '../cache/representation-cache.js';
 import type { ClientErrorCounter } from './hardening.js';
 import type { LoadSheddingStats } from './load-shedding.js';
 import type { SearchBudgetStats } from './search-budget.js';
 import type { RateLimitStats } from './rate-limit.js';
-import { globalPlugin } from './global-plugin.js';
+import { clusterMetricsText, isClusterWorker, joinClusterMetrics } from './metrics-cluster.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -98,150 +96,67 @@ function createRequestSeries(registry: Registry) {
   };
 }
 
+/**
+ * One component number at scrape time: a plain value, or one value per label (the label's name
+ * is `label`). Counters are reset and set to the total, since the components keep the totals.
+ */
+interface ComponentMetric {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  label?: string;
+  read: () => number | Record<string, number>;
+}
+
+function componentMetrics({ cache, rateLimit, loadShedding, searchBudget, connections }: MetricsSources): ComponentMetric[] {
+  return [
+    { name: 'guides_cache_lookups_total', type: 'counter', label: 'result', read: () => ({ hit: cache.stats.hits, miss: cache.stats.misses }),
+      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).' },
+    { name: 'guides_cache_declined_total', type: 'counter', read: () => cache.stats.declined,
+      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).' },
+    { name: 'guides_early_answers_total', type: 'counter', read: () => cache.stats.earlyHits,
+      help: 'Cache hits answered in the HTTP server\'s request listener, before Fastify (also counted as hits).' },
+    { name: 'guides_cache_entries', type: 'gauge', read: () => cache.size, help: 'Representations held in the cache.' },
+    { name: 'guides_cache_bytes', type: 'gauge', read: () => cache.bytes, help: 'Bytes held by the cache (identity and compressed bodies).' },
+    { name: 'guides_compressions_total', type: 'counter', label: 'coding', read: () => ({ br: cache.stats.compressions.br, gzip: cache.stats.compressions.gzip }),
+      help: 'Cached representations compressed, by content coding (each at most once per content version).' },
+    { name: 'guides_rate_limited_total', type: 'counter', read: () => rateLimit.limited, help: 'Requests refused with 429 because the client spent its budget.' },
+    { name: 'guides_rate_limit_store_errors_total', type: 'counter', read: () => rateLimit.storeErrors,
+      help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).' },
+    { name: 'guides_load_shed_total', type: 'counter', read: () => loadShedding.shed, help: 'Requests refused with 503 because the event loop was saturated.' },
+    { name: 'guides_search_shed_total', type: 'counter', read: () => searchBudget.shed,
+      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).' },
+    { name: 'guides_search_client_limited_total', type: 'counter', read: () => searchBudget.clientLimited,
+      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.' },
+    { name: 'guides_search_queued', type: 'gauge', read: () => searchBudget.queued, help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.' },
+    { name: 'guides_connection_errors_total', type: 'counter', label: 'problem', read: () => ({ ...connections.clientErrors }),
+      help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.' },
+  ];
+}
+
 /** Builds this app's registry and the per-request observation. */
 export function createAppRegistry(sources: MetricsSources) {
   const registry = new Registry();
   const registers = [registry];
   const observe = createRequestSeries(registry);
-  const { cache, rateLimit, loadShedding, searchBudget, connections } = sources;
-  new Counter({
-    name: 'guides_cache_lookups_total', help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
-    labelNames: ['result'] as const, registers,
-    collect() {
-      this.reset();
-      this.labels('hit').inc(cache.stats.hits);
-      this.labels('miss').inc(cache.stats.misses);
-    },
-  });
-  new Counter({
-    name: 'guides_cache_declined_total', help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).', registers,
-    collect() {
-      this.reset();
-      this.inc(cache.stats.declined);
-    },
-  });
-  new Counter({
-    name: 'guides_early_answers_total', help: 'Cache hits answered in the HTTP server\'s request listener, before Fastify (also counted as hits).', registers,
-    collect() {
-      this.reset();
-      this.inc(cache.stats.earlyHits);
-    },
-  });
-  new Gauge({
-    name: 'guides_cache_entries', help: 'Representations held in the cache.', registers,
-    collect() {
-      this.set(cache.size);
-    },
-  });
-  new Gauge({
-    name: 'guides_cache_bytes', help: 'Bytes held by the cache (identity and compressed bodies).', registers,
-    collect() {
-      this.set(cache.bytes);
-    },
-  });
-  new Counter({
-    name: 'guides_compressions_total', help: 'Cached representations compressed, by content coding (each at most once per content version).',
-    labelNames: ['coding'] as const, registers,
-    collect() {
-      this.reset();
-      this.labels('br').inc(cache.stats.compressions.br);
-      this.labels('gzip').inc(cache.stats.compressions.gzip);
-    },
-  });
-  new Counter({
-    name: 'guides_rate_limited_total', help: 'Requests refused with 429 because the client spent its budget.', registers,
-    collect() {
-      this.reset();
-      this.inc(rateLimit.limited);
-    },
-  });
-  new Counter({
-    name: 'guides_rate_limit_store_errors_total', help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).', registers,
-    collect() {
-      this.reset();
-      this.inc(rateLimit.storeErrors);
-    },
-  });
-  new Counter({
-    name: 'guides_load_shed_total', help: 'Requests refused with 503 because the event loop was saturated.', registers,
-    collect() {
-      this.reset();
-      this.inc(loadShedding.shed);
-    },
-  });
-  new Counter({
-    name: 'guides_search_shed_total', help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).', registers,
-    collect() {
-      this.reset();
-      this.inc(searchBudget.shed);
-    },
-  });
-  new Counter({
-    name: 'guides_search_client_limited_total', help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.', registers,
-    collect() {
-      this.reset();
-      this.inc(searchBudget.clientLimited);
-    },
-  });
-  new Gauge({
-    name: 'guides_search_queued', help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.', registers,
-    collect() {
-      this.set(searchBudget.queued);
-    },
-  });
-  new Counter({
-    name: 'guides_connection_errors_total', help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.',
-    labelNames: ['problem'] as const, registers,
-    collect() {
-      this.reset();
-      for (const [problem, count] of Object.entries(connections.clientErrors)) this.labels(problem).inc(count);
-    },
-  });
-
+  for (const { name, help, type, label, read } of componentMetrics(sources)) {
+    const labelNames = label === undefined ? [] : [label];
+    if (type === 'gauge') {
+      new Gauge({ name, help, labelNames, registers, collect() {
+        const value = read();
+        if (typeof value === 'number') this.set(value);
+        else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).set(n);
+      } });
+    } else {
+      new Counter({ name, help, labelNames, registers, collect() {
+        this.reset();
+        const value = read();
+        if (typeof value === 'number') this.inc(value);
+        else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).inc(n);
+      } });
+    }
+  }
   return { registry, observe };
-}
-
-const CLUSTER_METRICS_REQUEST = 'guides:cluster-metrics-request';
-const CLUSTER_METRICS_REPLY = 'guides:cluster-metrics-reply';
-const CLUSTER_METRICS_TIMEOUT_MS = 3000;
-
-interface ClusterMetricsMessage { type: string; id: number; text?: string }
-
-function isClusterMetricsMessage(message: unknown, type: string): message is ClusterMetricsMessage {
-  return typeof message === 'object' && message !== null && (message as ClusterMetricsMessage).type === type;
-}
-
-/** In the primary of `serve --workers N`: answers workers' requests for the metrics of all workers. */
-export function answerClusterMetricsRequests(): void {
-  const aggregator = new AggregatorRegistry();
-  cluster.on('message', (worker, message: unknown) => {
-    if (!isClusterMetricsMessage(message, CLUSTER_METRICS_REQUEST)) return;
-    aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: CLUSTER_METRICS_REPLY, id: message.id, text }),
-      () => worker.send({ type: CLUSTER_METRICS_REPLY, id: message.id }),
-    );
-  });
-}
-
-let nextRequestId = 0;
-const waiting = new Map<number, (text: string | undefined) => void>();
-
-/** In a worker: every worker's metrics through the primary, or undefined if it does not answer in time. */
-function clusterMetricsText(): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const id = nextRequestId;
-    nextRequestId += 1;
-    const timer = setTimeout(() => {
-      waiting.delete(id);
-      resolve(undefined);
-    }, CLUSTER_METRICS_TIMEOUT_MS);
-    waiting.set(id, (text) => {
-      clearTimeout(timer);
-      waiting.delete(id);
-      resolve(text);
-    });
-    process.send?.({ type: CLUSTER_METRICS_REQUEST, id });
-  });
 }
 
 /** Counts one answered request in http_requests_total and http_request_duration_seconds. */
@@ -250,20 +165,13 @@ export type ObserveRequest = (method: string, route: string, status: number, sec
 /** Registers the per-request observation and GET /metrics; returns the observation, for requests answered before Fastify. */
 export function registerMetrics(app: FastifyInstance, sources: MetricsSources): ObserveRequest {
   const { registry, observe } = createAppRegistry(sources);
-  const isWorker = cluster.isWorker && typeof process.send === 'function';
-  if (isWorker) {
-    // One app per worker process: these are the registries the primary collects from.
-    new AggregatorRegistry();
-    AggregatorRegistry.setRegistries([processMetrics(), registry]);
-    process.on('message', (message: unknown) => {
-      if (isClusterMetricsMessage(message, CLUSTER_METRICS_REPLY)) waiting.get(message.id)?.(message.text);
-    });
-  }
+  const isWorker = isClusterWorker();
+  if (isWorker) joinClusterMetrics([processMetrics(), registry]);
   const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     observe(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
     done();
   };
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onResponse', onResponse);
     instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
       const merged = Registry.merge([processMetrics(), registry]);

@@ -20,113 +20,26 @@
  * With REDIS_URL the counters live in Redis (INCR + PEXPIRE in one script), shared by every
  * instance and worker. If Redis is unreachable or slow the service fails open onto the in-process
  * counters: no request waits on Redis (no offline queue, a short command timeout, and a pause
- * before trying Redis again), the outage is logged once and counted in metrics.
+ * before trying Redis again), the outage is logged once and counted in metrics
+ * (rate-limit-counters.ts).
  */
 import type { IncomingMessage } from 'node:http';
-import type { Redis as RedisClient } from 'ioredis';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../../config.js';
 import { AppError } from '../problems.js';
-import { globalPlugin } from './global-plugin.js';
+import { connectRedisCounter, createWindowCounter } from './rate-limit-counters.js';
 
 export const RATE_LIMIT_POLICY_NAME = 'per-ip';
 const WINDOW_MS = 60_000;
 /** Operational endpoints answer the platform (probes, scrapers), which must never be throttled; OPTIONS is exempt too. */
 export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
-/** Clients tracked per window in memory; beyond that, new clients share one counter (an attack of that many addresses is not a per-client problem). */
-const MAX_TRACKED_CLIENTS = 500_000;
-const REDIS_COMMAND_TIMEOUT_MS = 100;
-/** After a Redis failure, use the local counters this long before trying Redis again. */
-const REDIS_RETRY_PAUSE_MS = 1000;
 
 /** Counters read by /metrics. */
 export interface RateLimitStats {
   limited: number;
   /** Requests counted locally because Redis failed (fail-open). */
   storeErrors: number;
-}
-
-/** The key a client is counted under: IPv4 as is, IPv4-mapped IPv6 as IPv4, other IPv6 by /64. */
-export function clientKey(ip: string): string {
-  if (!ip.includes(':')) return ip;
-  const lower = ip.toLowerCase();
-  if (lower.startsWith('::ffff:') && lower.includes('.')) return lower.slice(7);
-  const [head = '', tail] = lower.split('::');
-  const headGroups = head === '' ? [] : head.split(':');
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
-}
-
-function createMemoryCounter() {
-  let window = -1;
-  let counts = new Map<string, number>();
-  return (key: string, windowId: number): number => {
-    if (windowId !== window) {
-      window = windowId;
-      counts = new Map();
-    }
-    const slot = counts.size >= MAX_TRACKED_CLIENTS && !counts.has(key) ? '(overflow)' : key;
-    const count = (counts.get(slot) ?? 0) + 1;
-    counts.set(slot, count);
-    return count;
-  };
-}
-
-const INCREMENT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count`;
-
-/** How long start-up waits for the first Redis connection before serving with local counters. */
-const REDIS_FIRST_CONNECT_WAIT_MS = 500;
-
-interface RedisCounter {
-  count(key: string, windowId: number, ttlMs: number): Promise<number>;
-  close(): void;
-}
-
-async function connectRedisCounter(url: string, prefix: string, log: FastifyBaseLogger): Promise<RedisCounter> {
-  // Loaded only with REDIS_URL: ioredis costs ~0.1 s of start-up that a server without Redis never needs.
-  const { Redis } = await import('ioredis');
-  const redis: RedisClient = new Redis(url, {
-    lazyConnect: true,
-    // Without these, commands queue while Redis is down and every request waits ~10 s.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: 2000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-  });
-  redis.defineCommand('guidesCountHit', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
-  const countHit = (redis as unknown as { guidesCountHit(key: string, ttlMs: number): Promise<number> }).guidesCountHit.bind(redis);
-  let isDown = false;
-  redis.on('error', (err) => {
-    if (!isDown) log.warn({ err }, 'rate-limit Redis unreachable: counting in-process until it is back');
-    isDown = true;
-  });
-  redis.on('ready', () => {
-    if (isDown) log.info('rate-limit Redis reachable again');
-    isDown = false;
-  });
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    redis.connect().catch(() => {
-      // Reported by the error listener; ioredis keeps reconnecting.
-    }),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, REDIS_FIRST_CONNECT_WAIT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  return {
-    async count(key, windowId, ttlMs) {
-      return Number(await countHit(`${prefix}${windowId}:${key}`, ttlMs));
-    },
-    close() {
-      redis.disconnect();
-    },
-  };
 }
 
 export interface RateLimitOptions {
@@ -161,9 +74,7 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   const limit = config.rateLimitPerMinute;
   if (limit === 0) return { stats, countEarly: () => undefined };
   const policy = `"${RATE_LIMIT_POLICY_NAME}";q=${limit};w=${WINDOW_MS / 1000}`;
-  const countLocally = createMemoryCounter();
-  let redis: RedisCounter | undefined;
-  let redisPausedUntil = 0;
+  const counter = createWindowCounter(WINDOW_MS, stats);
 
   const resetSecondsAt = (now: number): number => Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
   const remaining = (count: number, resetSeconds: number): string => `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`;
@@ -176,21 +87,6 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
     stats.limited += 1;
     return new AppError('rate-limited', `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
       { headers: { 'retry-after': String(resetSeconds) } });
-  };
-
-  /** This request's count for the client in the current window: in Redis when it answers, else in-process. */
-  const count = (ip: string, now: number, log: FastifyBaseLogger): number | Promise<number> => {
-    const windowId = Math.floor(now / WINDOW_MS);
-    const key = clientKey(ip);
-    if (redis === undefined || now < redisPausedUntil) return countLocally(key, windowId);
-    // Keys expire a second after their window ends, so Redis holds about one minute of counters.
-    const ttlMs = WINDOW_MS - (now % WINDOW_MS) + 1000;
-    return redis.count(key, windowId, ttlMs).catch((err: unknown) => {
-      stats.storeErrors += 1;
-      redisPausedUntil = Date.now() + REDIS_RETRY_PAUSE_MS;
-      log.debug({ err }, 'rate-limit Redis call failed: counted in-process');
-      return countLocally(key, windowId);
-    });
   };
 
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
@@ -209,7 +105,7 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
       return;
     }
     const now = Date.now();
-    const counted = count(request.ip, now, request.log);
+    const counted = counter.count(request.ip, now, request.log);
     if (typeof counted === 'number') done(decide(reply, counted, now));
     else void counted.then((n) => done(decide(reply, n, now)));
   };
@@ -221,18 +117,18 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
       (raw as CountedRequest)[COUNTED] = { count: n, now };
       return { over: true };
     };
-    const counted = count(ip, now, log);
+    const counted = counter.count(ip, now, log);
     return typeof counted === 'number' ? settle(counted) : counted.then(settle);
   };
 
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRequest', onRequest);
     const url = config.redisUrl;
     if (url !== undefined) {
       instance.addHook('onReady', async () => {
-        redis = await connectRedisCounter(url, config.rateLimitKeyPrefix, instance.log);
+        counter.useRedis(await connectRedisCounter(url, config.rateLimitKeyPrefix, instance.log));
       });
-      instance.addHook('onClose', async () => redis?.close());
+      instance.addHook('onClose', async () => counter.close());
     }
   }));
   return { stats, countEarly };

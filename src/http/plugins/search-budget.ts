@@ -22,8 +22,9 @@ import pLimit from 'p-limit';
 import type { Config } from '../../config.js';
 import type { GuideStore } from '../../store/guide-store.js';
 import { AppError } from '../problems.js';
-import { globalPlugin, hooksOf } from './global-plugin.js';
-import { clientKey } from './rate-limit.js';
+import fastifyPlugin from 'fastify-plugin';
+import { hooksOf } from './hooks-of.js';
+import { clientKey } from './rate-limit-counters.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
 /** The RateLimit item of the per-client limit (draft-ietf-httpapi-ratelimit-headers: quota unit concurrent-requests). */
@@ -144,7 +145,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     done();
   };
 
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     instance.addHook('onRoute', (route) => {
       if (route.url !== SEARCH_ROUTE) return;
       route.onRequest = [...hooksOf(route.onRequest), onRequest];

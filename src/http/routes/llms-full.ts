@@ -14,7 +14,7 @@ import { SOFTWARE_VERSION } from '../../version.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideUrl } from '../../representation/guide-list-body.js';
 import { MARKDOWN_TYPE, renderGuideMarkdown } from '../guide-markdown.js';
-import { ifNoneMatchHits } from '../plugins/caching.js';
+import { ifNoneMatchHits } from '../cache/conditional.js';
 import { BROTLI_QUALITY, negotiateContentCoding, representationHash } from '../../representation/representation.js';
 import { LlmsFullSchema, llmsFullExamples } from '../schemas/agents.js';
 import { NoQuerySchema } from '../schemas/common.js';

@@ -5,11 +5,11 @@
  * Why: a cache hit is most of the traffic (a hot guide, the first list page, the product, a 304
  * revalidation) and costs almost nothing of ours, but Fastify's own per-request work (its request
  * and reply objects, routing, query parsing and validation, the hook chains) costs more than
- * Node's HTTP code does. The benchmark's raw node:http server answering the same bytes is the
- * ceiling; through Fastify a hit reached 0.5–0.7 of it.
+ * Node's HTTP code does (docs/performance.md, "The fast path"). FAST_PATH=0 turns it off: every
+ * request then goes through Fastify, with the same answers.
  *
  * How it stays the same answer:
- * - Only representations a route marks as identified by URL (caching.ts, ServeOptions) are found
+ * - Only representations a route marks as identified by URL (cache/representation-cache.ts, ServeOptions) are found
  *   here, by the request target exactly as received, and where the route negotiates its media type
  *   (a guide as JSON or Markdown), by the format the request's Accept chooses. The first GET for each target goes through
  *   Fastify (routing, validation, every hook) and teaches the cache the target's key.
@@ -30,14 +30,15 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../../config.js';
 import { requestIdFor } from '../request-id.js';
-import type { RepresentationCache, UrlHit } from './caching.js';
-import { globalPlugin, inFrontOfFastify } from './global-plugin.js';
-import { hasValidHost } from './hardening.js';
-import type { LoadShedding } from './load-shedding.js';
-import type { ObserveRequest } from './metrics.js';
-import type { EarlyCount, RateLimiter } from './rate-limit.js';
+import type { RepresentationCache, UrlHit } from '../cache/representation-cache.js';
+import { hasValidHost } from '../plugins/hardening.js';
+import type { LoadShedding } from '../plugins/load-shedding.js';
+import type { ObserveRequest } from '../plugins/metrics.js';
+import type { EarlyCount, RateLimiter } from '../plugins/rate-limit.js';
+import { inFrontOfFastify } from './server-front.js';
 
 export interface EarlyAnswersOptions {
   config: Config;
@@ -111,7 +112,7 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
   };
 
   inFrontOfFastify(app, answerEarly);
-  app.register(globalPlugin(async (instance) => {
+  app.register(fastifyPlugin(async (instance) => {
     // While closing, Fastify answers with Connection: close, so that clients leave.
     instance.addHook('preClose', async () => {
       closing = true;

@@ -1,5 +1,5 @@
 /**
- * Admission for the representation cache (caching.ts): a representation is kept from its second
+ * Admission for the representation cache (representation-cache.ts): a representation is kept from its second
  * miss, not its first. Its own module, as it shares nothing with the cache but a key.
  */
 
@@ -19,17 +19,14 @@ const BLOOM_POSITIONS = 4;
  * Admission (as TinyLFU's "doorkeeper"): a representation is kept only when its key has missed
  * before, recently. Most misses of a public API are one-off: a search text nobody sends again,
  * a cursor, a guide read once by a crawler. Keeping each of them evicted hot representations and
- * left the evicted bodies as garbage outside V8's heap until its next full collection. A server of
- * 100k guides after 10 s of random guide reads (measured 2026-11-26): 273 MB resident keeping every
- * miss, 186 MB with no cache at all, 192 MB with this admission.
+ * left the evicted bodies as garbage outside V8's heap until its next full collection (resident
+ * memory: docs/performance.md, "Representation cache").
  * A key read twice is kept at its second read, so a hot page costs one extra render.
  *
  * Keys seen are remembered in two generations of a Bloom filter (four bit positions a key, fixed
  * memory, nothing allocated per miss): after `window` misses the older generation is dropped. A
- * false positive (about 0.4 % with both generations full) only admits a one-off key.
- * (Until 2026-11-26 the second position was a function of the first: the low bits of a product
- * depend only on the low bits of its factors. The filter worked as if it had one hash and admitted
- * 5.5 % of one-off keys; a search server's cache filled with one-off search pages, 32 MB of them.)
+ * false positive only admits a one-off key. The positions come from independent hashes: derived
+ * from one another, the filter works as if it had one hash and admits far more one-off keys.
  */
 export class Doorkeeper {
   private current: Uint32Array;

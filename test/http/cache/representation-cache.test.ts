@@ -1,7 +1,7 @@
 /** HTTP caching through app.inject: validators, conditional requests, Cache-Control and Vary. */
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRepresentationCache } from '../../../src/http/plugins/caching.js';
+import { createRepresentationCache } from '../../../src/http/cache/representation-cache.js';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';

@@ -1,8 +1,10 @@
 /**
- * Early answers: cache hits sent from the server's request listener, before Fastify. Each test
- * reads guides_early_answers_total from /metrics, so it knows which way a request went, and
- * compares early answers with the answer Fastify gives to the same request. One test starts a close
- * with a request in flight and checks that a cached target asked for then goes to Fastify.
+ * Early answers: cache hits sent from the server's request listener, before Fastify. Requests go
+ * into that listener (injectThroughListener) or over real sockets; app.inject would skip it. Each
+ * test reads guides_early_answers_total from /metrics, so it knows which way a request went, and
+ * compares early answers with the answer Fastify gives to the same request, and with FAST_PATH=0.
+ * One test starts a close with a request in flight and checks that a cached target asked for then
+ * goes to Fastify.
  */
 import { request as httpRequest } from 'node:http';
 import { rmSync } from 'node:fs';
@@ -12,7 +14,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from '../../helpers/build-test-app.js';
+import { buildTestApp, injectThroughListener } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import type { App } from '../../../src/http/app-types.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
@@ -29,6 +31,8 @@ const PER_REQUEST = ['x-request-id', 'ratelimit', 'date', 'connection', 'keep-al
 interface LogLine { msg: string; requestId?: string; [key: string]: unknown }
 
 interface Harness extends TestApp {
+  /** A request into the server's request listener, where the fast path stands in front of Fastify. */
+  request: ReturnType<typeof injectThroughListener>;
   /** guides_early_answers_total now (read through Fastify: /metrics is never an early answer). */
   early(): Promise<number>;
   logs: LogLine[];
@@ -46,6 +50,7 @@ async function harness(env: Record<string, string> = {}, logLevel = 'silent'): P
   const t = await buildTestApp({ env, logger: pino({ level: logLevel }, stream) });
   return Object.assign(t, {
     logs,
+    request: injectThroughListener(t.app),
     async early() {
       const text = (await t.app.inject({ url: '/metrics' })).body;
       const value = /^guides_early_answers_total (\d+)$/m.exec(text)?.[1];
@@ -67,9 +72,9 @@ describe('early answers of cache hits', () => {
   afterAll(() => h.close());
 
   it('answers a repeated request before Fastify with the status, headers and bytes Fastify sent', async () => {
-    const first = await h.app.inject({ url: '/api/v1/guides?limit=3' });
+    const first = await h.request({ url: '/api/v1/guides?limit=3' });
     const cursor = (first.json<{ nextCursor: string }>()).nextCursor;
-    const search = await h.app.inject({ url: '/api/v1/guides?q=menu&limit=2' });
+    const search = await h.request({ url: '/api/v1/guides?q=menu&limit=2' });
     const searchCursor = (search.json<{ nextCursor: string }>()).nextCursor;
     expect(cursor).toBeTypeOf('string');
     expect(searchCursor).toBeTypeOf('string');
@@ -81,18 +86,18 @@ describe('early answers of cache hits', () => {
       // Fastify's answers by status and ETag (one per variant): what early answers must repeat.
       const byFastify = new Map<string, Awaited<ReturnType<App['inject']>>>();
       const keyOf = (res: Awaited<ReturnType<App['inject']>>): string => `${res.statusCode} ${String(res.headers.etag)}`;
-      const plain = await h.app.inject({ url });
+      const plain = await h.request({ url });
       byFastify.set(keyOf(plain), plain);
       const etag = plain.headers.etag as string;
       for (const headers of [{}, { 'accept-encoding': 'br' }, { 'accept-encoding': 'gzip, deflate' }, { 'if-none-match': etag }, { 'accept-encoding': 'br', 'if-none-match': `W/${etag}` }]) {
         const label = `${url} ${JSON.stringify(headers)}`;
         const before = await h.early();
-        const first = await h.app.inject({ url, headers });
+        const first = await h.request({ url, headers });
         // The first request of each variant and status goes through Fastify: its answer teaches the headers.
         if ((await h.early()) === before) byFastify.set(keyOf(first), first);
         const afterFirst = await h.early();
-        const early = await h.app.inject({ url, headers });
-        const again = await h.app.inject({ url, headers: { ...headers, 'x-request-id': 'client-chosen-id' } });
+        const early = await h.request({ url, headers });
+        const again = await h.request({ url, headers: { ...headers, 'x-request-id': 'client-chosen-id' } });
         expect(await h.early(), `${label}: the next two are early answers`).toBe(afterFirst + 2);
         const reference = byFastify.get(keyOf(early));
         expect(reference, `${label}: Fastify sent this variant before`).toBeDefined();
@@ -108,58 +113,58 @@ describe('early answers of cache hits', () => {
   });
 
   it('sends HEAD, other methods, requests with a body and negotiated pages through Fastify', async () => {
-    await h.app.inject({ url: GUIDE });
-    await h.app.inject({ url: '/problems/not-found', headers: { accept: 'application/json' } });
+    await h.request({ url: GUIDE });
+    await h.request({ url: '/problems/not-found', headers: { accept: 'application/json' } });
     const before = await h.early();
-    expect((await h.app.inject({ method: 'HEAD', url: GUIDE })).statusCode).toBe(200);
-    expect((await h.app.inject({ method: 'OPTIONS', url: GUIDE, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })).statusCode).toBe(204);
-    expect((await h.app.inject({ method: 'GET', url: GUIDE, payload: 'x', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(200);
+    expect((await h.request({ method: 'HEAD', url: GUIDE })).statusCode).toBe(200);
+    expect((await h.request({ method: 'OPTIONS', url: GUIDE, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })).statusCode).toBe(204);
+    expect((await h.request({ method: 'GET', url: GUIDE, payload: 'x', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(200);
     // The problem pages depend on Accept, so the URL alone never finds them.
-    const html = await h.app.inject({ url: '/problems/not-found' });
+    const html = await h.request({ url: '/problems/not-found' });
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
-    const json = await h.app.inject({ url: '/problems/not-found', headers: { accept: 'application/json' } });
+    const json = await h.request({ url: '/problems/not-found', headers: { accept: 'application/json' } });
     expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(await h.early()).toBe(before);
-    expect((await h.app.inject({ url: GUIDE })).statusCode).toBe(200);
+    expect((await h.request({ url: GUIDE })).statusCode).toBe(200);
     expect(await h.early()).toBe(before + 1);
   });
 
   it('never answers an unknown target, an error or another spelling of a known one before Fastify', async () => {
-    await h.app.inject({ url: GUIDE });
+    await h.request({ url: GUIDE });
     const before = await h.early();
     for (const url of [`${GUIDE}/`, `${GUIDE}?x=1`, '/api/v1/guides/no-such-guide', '/api/v1/guides/no-such-guide', '/api/v1/guides?limit=0', '/api/v1/guides?limit=0']) {
-      expect((await h.app.inject({ url })).statusCode, url).not.toBe(200);
+      expect((await h.request({ url })).statusCode, url).not.toBe(200);
     }
     expect(await h.early()).toBe(before);
   });
 
   it('remembers a bounded number of request targets (2 MB of them), forgetting the oldest', async () => {
-    await h.app.inject({ url: '/llms.txt?first' });
+    await h.request({ url: '/llms.txt?first' });
     let before = await h.early();
-    await h.app.inject({ url: '/llms.txt?first' });
+    await h.request({ url: '/llms.txt?first' });
     expect(await h.early()).toBe(before + 1);
     // 300 targets of 7,000 characters: 2.1 MB, more than is kept.
     const padding = 'p'.repeat(7000);
-    for (let i = 0; i < 300; i += 1) expect((await h.app.inject({ url: `/llms.txt?${i}=${padding}` })).statusCode).toBe(200);
+    for (let i = 0; i < 300; i += 1) expect((await h.request({ url: `/llms.txt?${i}=${padding}` })).statusCode).toBe(200);
     before = await h.early();
-    await h.app.inject({ url: '/llms.txt?first' });
-    await h.app.inject({ url: `/llms.txt?299=${padding}` });
+    await h.request({ url: '/llms.txt?first' });
+    await h.request({ url: `/llms.txt?299=${padding}` });
     expect(await h.early()).toBe(before + 1);
   });
 
   it('logs an early answer as Fastify logs a request, and counts it in /metrics', async () => {
     const metric = async (): Promise<number> => {
-      const text = (await h.app.inject({ url: '/metrics' })).body;
+      const text = (await h.request({ url: '/metrics' })).body;
       const line = text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('route="/api/v1/guides/:slug"') && l.includes('status_code="200"') && l.includes('method="GET"'));
       return Number(line?.split(' ').at(-1) ?? 0);
     };
     const hits = async (): Promise<number> => {
-      const text = (await h.app.inject({ url: '/metrics' })).body;
+      const text = (await h.request({ url: '/metrics' })).body;
       return Number(/^guides_cache_lookups_total\{result="hit"\} (\d+)$/m.exec(text)?.[1]);
     };
-    await h.app.inject({ url: GUIDE, headers: { 'x-request-id': 'by-fastify' } });
+    await h.request({ url: GUIDE, headers: { 'x-request-id': 'by-fastify' } });
     const [countBefore, hitsBefore, earlyBefore] = [await metric(), await hits(), await h.early()];
-    await h.app.inject({ url: GUIDE, headers: { 'x-request-id': 'by-early-answer' } });
+    await h.request({ url: GUIDE, headers: { 'x-request-id': 'by-early-answer' } });
     expect(await h.early()).toBe(earlyBefore + 1);
     expect(await metric()).toBe(countBefore + 1);
     expect(await hits()).toBe(hitsBefore + 1);
@@ -174,22 +179,22 @@ describe('early answers of cache hits', () => {
   it('never answers content of an earlier version after an import', async () => {
     const t = await harness();
     try {
-      const old = await t.app.inject({ url: '/api/v1/product' });
-      await t.app.inject({ url: '/api/v1/product' });
+      const old = await t.request({ url: '/api/v1/product' });
+      await t.request({ url: '/api/v1/product' });
       const sample = await loadSampleContent();
       await t.store.importContent({ ...sample, product: { ...sample.product, name: 'Renamed Guides' } });
       await t.app.refreshContentVersion();
-      const fresh = await t.app.inject({ url: '/api/v1/product' });
+      const fresh = await t.request({ url: '/api/v1/product' });
       expect(fresh.json<{ name: string }>().name).toBe('Renamed Guides');
       expect(fresh.headers.etag).not.toBe(old.headers.etag);
-      const early = await t.app.inject({ url: '/api/v1/product', headers: { 'if-none-match': old.headers.etag as string } });
+      const early = await t.request({ url: '/api/v1/product', headers: { 'if-none-match': old.headers.etag as string } });
       expect(early.statusCode).toBe(200);
       expect(early.body).toBe(fresh.body);
       // A removed guide is a 404 at once, not its cached page.
-      await t.app.inject({ url: GUIDE });
+      await t.request({ url: GUIDE });
       await t.store.importContent({ ...sample, guides: sample.guides.filter((g) => `/api/v1/guides/${g.slug}` !== GUIDE) });
       await t.app.refreshContentVersion();
-      expect((await t.app.inject({ url: GUIDE })).statusCode).toBe(404);
+      expect((await t.request({ url: GUIDE })).statusCode).toBe(404);
     } finally {
       await t.close();
     }
@@ -203,23 +208,23 @@ describe('early answers and the rate limit', () => {
       const remaining = (header: unknown): number => Number(/;r=(\d+);/.exec(String(header))?.[1]);
       const from = (client: string) => ({ url: GUIDE, headers: { 'x-forwarded-for': client } });
       // Another client's read first: a representation is kept from its second request (admission).
-      await h.app.inject(from('192.0.2.1'));
-      const first = await h.app.inject(from('203.0.113.7'));
+      await h.request(from('192.0.2.1'));
+      const first = await h.request(from('203.0.113.7'));
       const reached = await h.early();
-      const answers = [await h.app.inject(from('203.0.113.7')), await h.app.inject(from('203.0.113.7')), await h.app.inject(from('203.0.113.7'))];
+      const answers = [await h.request(from('203.0.113.7')), await h.request(from('203.0.113.7')), await h.request(from('203.0.113.7'))];
       expect(await h.early()).toBe(reached + 3);
       expect([first, ...answers].map((res) => remaining(res.headers.ratelimit))).toEqual([3, 2, 1, 0]);
       for (const res of answers) expect(res.headers['ratelimit-policy']).toBe('"per-ip";q=4;w=60');
-      const limited = await h.app.inject(from('203.0.113.7'));
+      const limited = await h.request(from('203.0.113.7'));
       expect(await h.early()).toBe(reached + 3);
       expect(limited.statusCode).toBe(429);
       expect(limited.headers['retry-after']).toMatch(/^\d+$/);
       expect(remaining(limited.headers.ratelimit)).toBe(0);
       // Another client behind the same trusted proxy has its own budget, early answers included.
-      const other = await h.app.inject(from('198.51.100.9'));
+      const other = await h.request(from('198.51.100.9'));
       expect(other.statusCode).toBe(200);
       expect(remaining(other.headers.ratelimit)).toBe(3);
-      const metrics = (await h.app.inject({ url: '/metrics' })).body;
+      const metrics = (await h.request({ url: '/metrics' })).body;
       expect(metrics).toMatch(/^guides_rate_limited_total 1$/m);
     } finally {
       await h.close();
@@ -336,12 +341,46 @@ describe('early answers while content changes under a cursor', () => {
       const content = makeContent([makeGuide({ slug: 'first', publishedAt: '2026-01-03T00:00:00Z' }), makeGuide({ slug: 'second', publishedAt: '2026-01-02T00:00:00Z' })]);
       await h.importContent(content);
       const url = '/api/v1/guides?limit=1';
-      const page = await h.app.inject({ url });
-      expect((await h.app.inject({ url })).body).toBe(page.body);
+      const page = await h.request({ url });
+      expect((await h.request({ url })).body).toBe(page.body);
       await h.importContent(makeContent([makeGuide({ slug: 'newest', publishedAt: '2026-01-04T00:00:00Z' }), ...content.guides]));
-      expect((await h.app.inject({ url })).json<{ items: { slug: string }[] }>().items.map((g) => g.slug)).toEqual(['newest']);
+      expect((await h.request({ url })).json<{ items: { slug: string }[] }>().items.map((g) => g.slug)).toEqual(['newest']);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('FAST_PATH=0: plain Fastify', () => {
+  it('answers every request through Fastify, with the same status, headers and bytes as the fast path', async () => {
+    // One cursor key for both, so that a list page's next link is the same bytes.
+    const cursorSecret = { CURSOR_SECRET: 'same-key-for-both-apps-of-this-test' };
+    const on = await harness(cursorSecret);
+    const off = await harness({ ...cursorSecret, FAST_PATH: '0' });
+    try {
+      const etag = (await on.request({ url: GUIDE })).headers.etag as string;
+      for (const url of ['/api/v1/product', '/api/v1/guides?limit=3', GUIDE, '/openapi.json']) {
+        for (const headers of [{}, { 'accept-encoding': 'br' }, { 'if-none-match': etag }] as Record<string, string>[]) {
+          // Three requests each: a miss, the one that keeps it, and a hit (early on one, Fastify on the other).
+          for (let i = 0; i < 2; i += 1) {
+            await on.request({ url, headers });
+            await off.request({ url, headers });
+          }
+          const onEarly = await on.early();
+          const fast = await on.request({ url, headers });
+          const plain = await off.request({ url, headers });
+          const label = `${url} ${JSON.stringify(headers)}`;
+          expect(await on.early(), `${label}: answered early with the fast path`).toBe(onEarly + 1);
+          expect(plain.statusCode, label).toBe(fast.statusCode);
+          expect(withoutPerRequest(plain.headers), label).toEqual(withoutPerRequest(fast.headers));
+          expect(plain.rawPayload.equals(fast.rawPayload), label).toBe(true);
+        }
+      }
+      // Nothing was answered before Fastify with the switch off.
+      expect(await off.early()).toBe(0);
+    } finally {
+      await on.close();
+      await off.close();
     }
   });
 });

@@ -14,40 +14,20 @@
  */
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
+import { ifNoneMatchHits } from './conditional.js';
 import { Doorkeeper } from './doorkeeper.js';
-
-/** A representation as a route renders it: a payload to serialize with the route's schema, or the body itself. */
-export type Rendered = RenderedCommon & (
-  | {
-    payload: unknown;
-    /** For non-JSON representations (llms.txt, HTML): the media type; `payload` is then the body text as is. */
-    contentType?: string;
-  }
-  | {
-    /** JSON bytes made already (representation/), possibly on another thread. */
-    body: Buffer;
-    /** representationHash(body), when it was computed with the body. */
-    hash?: string;
-    /** The body already compressed with one coding, kept as that coding's variant. */
-    encoded?: { coding: ContentCoding; body: Buffer };
-  });
-
-interface RenderedCommon {
-  lastModified?: string;
-  link?: string;
-  /** Other headers of this representation (X-Markdown-Tokens), by lowercase name. */
-  headers?: Readonly<Record<string, string>>;
-}
+import type { Rendered } from './rendered.js';
 
 interface Variant {
   body: Buffer;
   etag: string;
   /**
    * The headers Fastify sent with this variant, by status, less the per-request ones
-   * (early-answers.ts). Named keys, not the status codes: an object with a key 200 or 304 gets a
-   * backing store for integer keys that long, 2.6 KB a variant (5.9 MB of a 100k server's heap).
+   * (fast-path/early-answers.ts). Named keys, not the status codes: an object with a key 200 or
+   * 304 gets a backing store for integer keys that long, kilobytes a variant.
    */
   sent?: { ok?: SentHeaders; notModified?: SentHeaders };
 }
@@ -79,7 +59,7 @@ export interface ServeOptions {
   /**
    * The request target alone (with Accept-Encoding and If-None-Match) picks the representation:
    * no other request header changes it. Such a representation, once sent, can be found by its
-   * URL and sent again before Fastify (findByUrl, early-answers.ts).
+   * URL and sent again before Fastify (findByUrl, fast-path/early-answers.ts).
    */
   identifiedByUrl?: boolean;
   /**
@@ -116,10 +96,6 @@ interface Representation {
   headers?: Readonly<Record<string, string>>;
   /** Bytes held for this entry: the identity body plus the compressed variants made so far. */
   bytes: number;
-  /** Neighbours in the least-recently-used order, while cached. */
-  older?: Representation;
-  newer?: Representation;
-  key?: string;
 }
 
 export interface CacheOptions {
@@ -146,81 +122,32 @@ export interface CacheStats {
   compressions: Record<ContentCoding, number>;
 }
 
-/**
- * A miss's body up to this size is compressed on the event loop (brotli 5: ~0.2 ms for a 6 KB
- * guide, ~0.3 ms at this size), a larger one on zlib's thread pool (see serve()).
- */
+/** A miss's body up to this size (a guide) is compressed on the event loop, a larger one on zlib's thread pool (see serve()). */
 const COMPRESS_IN_PLACE_MAX_BYTES = 16 * 1024;
 const VARY = 'Accept, Accept-Encoding';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * Parses If-None-Match (a list, `*`, weak or strong tags) and applies the weak comparison
- * (RFC 9110 §13.1.2) against the given tag or tags.
- */
-export function ifNoneMatchHits(header: string | undefined, etags: string | readonly string[]): boolean {
-  if (!header) return false;
-  const list = typeof etags === 'string' ? [etags] : etags;
-  if (list.includes(header)) return true;
-  if (header.trim() === '*') return true;
-  const opaque = list.map((etag) => etag.replace(/^W\//, ''));
-  return header.split(',').some((tag) => opaque.includes(tag.trim().replace(/^W\//, '')));
-}
-
 export function createRepresentationCache(options: CacheOptions) {
-  const entries = new Map<string, Representation>();
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
   /** Request targets (as received) of representations identified by URL, and the cache key each names. */
   const urls = new Map<string, UrlTarget>();
   let urlCharacters = 0;
-  let bytes = 0;
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
 
-  // Recency is a linked list through the representations, not the Map's insertion order: moving
-  // a key to the end of a Map (delete, then set) on every hit cost V8 up to 26 µs a hit once the
-  // Map held 10,000 entries (Node 20, measured), more than the rest of an answer.
-  let oldest: Representation | undefined;
-  let newest: Representation | undefined;
-
-  function unlink(representation: Representation): void {
-    if (representation.older) representation.older.newer = representation.newer;
-    else oldest = representation.newer;
-    if (representation.newer) representation.newer.older = representation.older;
-    else newest = representation.older;
-    representation.older = undefined;
-    representation.newer = undefined;
-  }
-
-  function append(representation: Representation): void {
-    representation.older = newest;
-    if (newest) newest.newer = representation;
-    else oldest = representation;
-    newest = representation;
-  }
-
-  function evictBeyondLimits(): void {
-    while (oldest !== undefined && (entries.size > options.maxEntries || bytes > options.maxBytes)) {
-      const old = oldest;
-      unlink(old);
-      entries.delete(old.key as string);
-      bytes -= old.bytes;
-    }
-  }
+  // lru-cache keeps recency and the byte bound; a representation's size grows as its compressed
+  // variants are made, so keepVariant sets it again to be counted.
+  const entries = new LRUCache<string, Representation>({
+    max: Math.max(1, options.maxEntries),
+    ...(options.maxBytes > 0 ? { maxSize: options.maxBytes, sizeCalculation: (representation) => Math.max(1, representation.bytes) } : {}),
+  });
 
   function remember(key: string, representation: Representation): void {
-    const previous = entries.get(key);
-    if (previous) {
-      bytes -= previous.bytes;
-      unlink(previous);
-    }
-    representation.key = key;
+    // RESPONSE_CACHE_MB=0 keeps nothing (lru-cache reads a maxSize of 0 as no bound).
+    if (options.maxBytes <= 0) return;
     // Kept for long: in memory of its own size (see ownBytes), as the cache counts it. Compressed
     // variants come later, through keepVariant(), which does the same.
     representation.identity.body = ownBytes(representation.identity.body);
     entries.set(key, representation);
-    append(representation);
-    bytes += representation.bytes;
-    evictBeyondLimits();
   }
 
   function build(version: number, rendered: Rendered, reply: FastifyReply): Representation {
@@ -252,15 +179,12 @@ export function createRepresentationCache(options: CacheOptions) {
   }
 
   function keepVariant(key: string, representation: Representation, coding: ContentCoding, body: Buffer): Variant {
-    const isCached = entries.get(key) === representation;
+    const isCached = entries.peek(key) === representation;
     const variant: Variant = { body: isCached ? ownBytes(body) : body, etag: `${representation.identity.etag.slice(0, -1)}-${coding}"` };
     stats.compressions[coding] += 1;
     representation[coding] = variant;
     representation.bytes += variant.body.length;
-    if (isCached) {
-      bytes += variant.body.length;
-      evictBeyondLimits();
-    }
+    if (isCached) entries.set(key, representation);
     return variant;
   }
 
@@ -302,7 +226,7 @@ export function createRepresentationCache(options: CacheOptions) {
     if (representation.headers) reply.headers(representation.headers);
     const status = ifNoneMatchHits(request.headers['if-none-match'], representation.etags) ? 304 : 200;
     // Only a kept representation can be found by URL again.
-    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.get(key) === representation) {
+    if (serveOptions.identifiedByUrl && request.method === 'GET' && entries.peek(key) === representation) {
       learn(request, reply, key, variant, status, serveOptions.negotiated);
     }
     if (status === 304) {
@@ -319,16 +243,14 @@ export function createRepresentationCache(options: CacheOptions) {
 
   /** The representation under `key` if it is of the current content version. */
   function current(key: string): Representation | undefined {
-    const cached = entries.get(key);
+    const cached = entries.peek(key);
     return cached !== undefined && cached.version === options.currentVersion() ? cached : undefined;
   }
 
-  function touch(representation: Representation): void {
+  /** Counts a hit and makes its representation the most recently used. */
+  function touch(key: string): void {
     stats.hits += 1;
-    if (newest !== representation) {
-      unlink(representation);
-      append(representation);
-    }
+    entries.get(key);
   }
 
   return {
@@ -336,7 +258,7 @@ export function createRepresentationCache(options: CacheOptions) {
       return entries.size;
     },
     get bytes(): number {
-      return bytes;
+      return entries.calculatedSize;
     },
     stats,
     /** The Cache-Control of every cached representation, for responses made outside the cache. */
@@ -345,11 +267,8 @@ export function createRepresentationCache(options: CacheOptions) {
     contentVersion: (): number => options.currentVersion(),
     clear(): void {
       entries.clear();
-      oldest = undefined;
-      newest = undefined;
       urls.clear();
       urlCharacters = 0;
-      bytes = 0;
     },
     /**
      * A cached representation for a request target as received (`GET` only), the one its Accept
@@ -375,7 +294,7 @@ export function createRepresentationCache(options: CacheOptions) {
         status, body: status === 200 ? variant.body : undefined, sent,
         count: () => {
           stats.earlyHits += 1;
-          touch(representation);
+          touch(key);
         },
       };
     },
@@ -388,7 +307,7 @@ export function createRepresentationCache(options: CacheOptions) {
       const version = options.currentVersion();
       const cached = current(key);
       if (cached !== undefined) {
-        touch(cached);
+        touch(key);
         answer(request, reply, key, cached, serveOptions);
         return undefined;
       }
@@ -403,7 +322,7 @@ export function createRepresentationCache(options: CacheOptions) {
           keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
         }
         // A miss compresses a body of up to COMPRESS_IN_PLACE_MAX_BYTES (a guide, a short page)
-        // in place, a larger one (a page of 50 guides: ~0.75 ms of brotli) on zlib's thread pool, so
+        // in place, a larger one (a page of 50 guides) on zlib's thread pool, so
         // that it does not hold up every other request. The pool costs about twice the CPU of the
         // compression itself (hand-off, stream machinery, memory faulted in on its threads), which on
         // a busy or one-CPU server is CPU taken from everything else. (A hit asking for a coding not
