@@ -29,9 +29,8 @@ const STEM_MAX = 64;
 /**
  * Stems and normalized forms of the guides' words are memoized: a corpus's vocabulary is small
  * next to the text it comes from. Query words are not (see wordTokens): anyone can send words no
- * guide holds, and a stream of distinct ones kept the search worker's memo at its limit, ~30 MB of
- * its heap (a minute of random-word searches at 16 connections, 1k guides: peak RSS 162-164 MB,
- * 134 MB with a 2,000-word memo; 2026-11-29).
+ * guide holds, and a stream of distinct ones would keep the search worker's memo full
+ * (docs/performance.md, "Search").
  */
 const MEMO_LIMIT = 200_000;
 const memo = new Map<string, string[]>();
