@@ -18,10 +18,13 @@ export default tseslint.config(
     // the whole process on Node 24 (src/http/representation.ts, loadRepresentationHash).
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-syntax': ['error', {
-        selector: ':matches(AwaitExpression, ForOfStatement[await=true]):not(:function *)',
-        message: 'No top-level await in src/: export an async function and await it where it is used (see loadRepresentationHash).',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: ':matches(AwaitExpression, ForOfStatement[await=true]):not(:function *)',
+          message: 'No top-level await in src/: export an async function and await it where it is used (see loadRepresentationHash).',
+        },
+      ],
     },
   },
 );

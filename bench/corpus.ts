@@ -68,9 +68,19 @@ function createGuideMaker(vocabulary: Vocabulary, random: () => number): () => {
     favourites = [zipfWord(vocabulary, random), zipfWord(vocabulary, random)];
     const phrase = (count: number): string[] => Array.from({ length: count }, word);
 
-    const titleWords = [focus[0] as string, ...phrase(1 + Math.floor(random() * 3)), pick(focus), ...(random() < 0.5 ? [pick(topicWords)] : [])];
+    const titleWords = [
+      focus[0] as string,
+      ...phrase(1 + Math.floor(random() * 3)),
+      pick(focus),
+      ...(random() < 0.5 ? [pick(topicWords)] : []),
+    ];
     const title = titleWords.map((w, i) => (i === 0 || w.length > 3 ? capitalize(w) : w)).join(' ');
-    let base = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80).replace(/-+$/, '');
+    let base = title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80)
+      .replace(/-+$/, '');
     if (base === '') base = 'guide';
     let slug = base;
     for (let n = 2; usedSlugs.has(slug); n += 1) slug = `${base}-${n}`;
@@ -160,5 +170,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   }
   const started = performance.now();
   const { guides, bytes } = writeCorpus(path.resolve(dir), { size: parseSize(sizeText) });
-  console.log(`wrote ${guides} guides (${(bytes / 1e6).toFixed(1)} MB) to ${dir} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${guides} guides (${(bytes / 1e6).toFixed(1)} MB) to ${dir} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
 }

@@ -15,7 +15,16 @@ export interface TextSource {
 }
 
 /** Headings many guides share, so that a guide can repeat one (github-slugger then numbers the ids). */
-const STOCK_HEADINGS = ['Checklist', 'Common mistakes', 'Why it matters', 'Example', 'Numbers to track', 'Step by step', 'Before service', 'After service'];
+const STOCK_HEADINGS = [
+  'Checklist',
+  'Common mistakes',
+  'Why it matters',
+  'Example',
+  'Numbers to track',
+  'Step by step',
+  'Before service',
+  'After service',
+];
 const UNITS = ['g', 'kg', 'ml', 'L', 'oz', 'lb', '°C', '°F', 'min', 'hours', 'days', 'covers'];
 const CODE_SPANS = ['FIFO', 'par = usage × days', '18 g', 'HACCP', 'POS', 'temp_log.csv', '> 63 °C', 'ID-204', 'SKU 1142', '2 × 5'];
 const DOMAINS = ['guides.example.com', 'www.example.org', 'supplier.example.net', 'docs.example.com'];
@@ -34,7 +43,11 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
     written += count;
     return Array.from({ length: count }, () => source.word());
   };
-  const slugOf = (parts: string[]): string => parts.join('-').toLowerCase().replace(/[^a-z0-9-]+/g, '');
+  const slugOf = (parts: string[]): string =>
+    parts
+      .join('-')
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '');
   const number = (): string => {
     const roll = random();
     if (roll < 0.3) return `${between(1, 90)} ${pick(UNITS)}`;
@@ -54,7 +67,8 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
     if (roll < 0.12) return `**${text}**`;
     if (roll < 0.13) return `__${text}__`;
     if (roll < 0.16) return `\`${random() < 0.5 ? pick(CODE_SPANS) : text}\``;
-    if (roll < 0.2) return `[${text}](https://${pick(DOMAINS)}/${slugOf(words)}${random() < 0.2 ? ` "${capitalize(words[0] as string)}"` : ''})`;
+    if (roll < 0.2)
+      return `[${text}](https://${pick(DOMAINS)}/${slugOf(words)}${random() < 0.2 ? ` "${capitalize(words[0] as string)}"` : ''})`;
     if (roll < 0.21) {
       references.push(slugOf(words));
       return `[${text}][${references.length}]`;
@@ -109,7 +123,8 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
     return lines.join('\n');
   };
   const item = (): string => {
-    const text = random() < 0.2 ? `**${capitalize(phrase(between(1, 3)).join(' '))}.** ${inlineText(between(3, 14))}` : inlineText(between(3, 14));
+    const text =
+      random() < 0.2 ? `**${capitalize(phrase(between(1, 3)).join(' '))}.** ${inlineText(between(3, 14))}` : inlineText(between(3, 14));
     return /^[a-z]/.test(text) ? capitalize(text) : text;
   };
 
@@ -134,13 +149,17 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
 
   const table = (): string => {
     const columns = between(2, 5);
-    const header = Array.from({ length: columns }, (_, c) => (c === 0 ? capitalize(phrase(between(1, 2)).join(' ')) : capitalize(phrase(1)[0] as string)));
+    const header = Array.from({ length: columns }, (_, c) =>
+      c === 0 ? capitalize(phrase(between(1, 2)).join(' ')) : capitalize(phrase(1)[0] as string),
+    );
     const align = Array.from({ length: columns }, (_, c) => (c === 0 ? '---' : pick(['---', ':---:', '---:', ':---'])));
-    const rows = Array.from({ length: between(2, 7) }, () => Array.from({ length: columns }, (_, c) => {
-      if (c === 0) return inline(phrase(between(1, 4)));
-      const roll = random();
-      return roll < 0.5 ? number() : roll < 0.6 ? `\`${pick(CODE_SPANS)}\`` : roll < 0.65 ? '' : inline(phrase(between(1, 3)));
-    }));
+    const rows = Array.from({ length: between(2, 7) }, () =>
+      Array.from({ length: columns }, (_, c) => {
+        if (c === 0) return inline(phrase(between(1, 4)));
+        const roll = random();
+        return roll < 0.5 ? number() : roll < 0.6 ? `\`${pick(CODE_SPANS)}\`` : roll < 0.65 ? '' : inline(phrase(between(1, 3)));
+      }),
+    );
     return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
   };
 
@@ -149,7 +168,11 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
     const language = pick(['', 'text', 'yaml', 'csv']);
     const lines = Array.from({ length: between(2, 7) }, () => {
       const words = phrase(between(1, 5));
-      return language === 'yaml' ? `${words[0]}: ${words.slice(1).join(' ') || number()}` : language === 'csv' ? `${words.join(',')},${number()}` : words.join(' ');
+      return language === 'yaml'
+        ? `${words[0]}: ${words.slice(1).join(' ') || number()}`
+        : language === 'csv'
+          ? `${words.join(',')},${number()}`
+          : words.join(' ');
     });
     return `${fence}${language}\n${lines.join('\n')}\n${fence}`;
   };
@@ -173,9 +196,12 @@ export function createGuideWriter(source: TextSource): { body(targetWords: numbe
 
   const heading = (): string => {
     const depth = random() < 0.78 ? 2 : random() < 0.9 ? 3 : 4;
-    const text = random() < 0.2 ? pick(STOCK_HEADINGS) : random() < 0.1
-      ? `Step ${between(1, 9)}: ${phrase(between(1, 3)).join(' ')}`
-      : capitalize(inlineText(between(1, 5)));
+    const text =
+      random() < 0.2
+        ? pick(STOCK_HEADINGS)
+        : random() < 0.1
+          ? `Step ${between(1, 9)}: ${phrase(between(1, 3)).join(' ')}`
+          : capitalize(inlineText(between(1, 5)));
     written += 1;
     return `${'#'.repeat(depth)} ${text}`;
   };

@@ -29,18 +29,28 @@ const ports = [await freePort(), await freePort()];
 const watcher = new pg.Client({ connectionString: database.url });
 await watcher.connect();
 const contentVersion = async (): Promise<string | undefined> =>
-  (await watcher.query<{ value: string }>("SELECT value FROM meta WHERE key = 'content_version'").catch(() => ({ rows: [] }))).rows[0]?.value;
+  (await watcher.query<{ value: string }>("SELECT value FROM meta WHERE key = 'content_version'").catch(() => ({ rows: [] }))).rows[0]
+    ?.value;
 const servers = ports.map((port) => spawn(process.execPath, [CLI, 'serve'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' }));
 try {
   execFileSync(process.execPath, [CLI, 'import', content], { env, stdio: 'ignore' });
   for (const port of ports) {
-    while ((await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0)) !== 200) await sleep(50);
+    while (
+      (await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    )
+      await sleep(50);
     await fetch(`http://127.0.0.1:${port}/api/v1/guides`);
   }
   const delays: number[] = [];
   for (let round = 1; round <= Number(values.rounds); round += 1) {
     const slug = `propagation-${round}`;
-    writeFileSync(path.join(content, 'guides', `${slug}.md`), `---\ntitle: Round ${round}\nsummary: A new guide.\npublishedAt: 2030-05-0${round % 9 + 1}\n---\nText.\n`);
+    writeFileSync(
+      path.join(content, 'guides', `${slug}.md`),
+      `---\ntitle: Round ${round}\nsummary: A new guide.\npublishedAt: 2030-05-0${(round % 9) + 1}\n---\nText.\n`,
+    );
     // Let the import land anywhere in the poll cycle.
     await sleep(Math.random() * 1000);
     const before = await contentVersion();
@@ -49,15 +59,19 @@ try {
     const committed = performance.now();
     // The first list page is cached per content version (a new guide's own URL is not: 404s are
     // never cached), so it shows when the instance noticed the new version.
-    await Promise.all(ports.map(async (port) => {
-      while (!(await (await fetch(`http://127.0.0.1:${port}/api/v1/guides`)).text()).includes(`"${slug}"`)) await sleep(10);
-    }));
+    await Promise.all(
+      ports.map(async (port) => {
+        while (!(await (await fetch(`http://127.0.0.1:${port}/api/v1/guides`)).text()).includes(`"${slug}"`)) await sleep(10);
+      }),
+    );
     delays.push(performance.now() - committed);
     await importing;
   }
   const sorted = [...delays].sort((a, b) => a - b);
-  console.log(`visible on both instances after the import committed (ms): ${delays.map((d) => d.toFixed(0)).join(', ')}; `
-    + `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)}, max ${sorted.at(-1)!.toFixed(0)} (CONTENT_POLL_MS default 1000)`);
+  console.log(
+    `visible on both instances after the import committed (ms): ${delays.map((d) => d.toFixed(0)).join(', ')}; ` +
+      `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)}, max ${sorted.at(-1)!.toFixed(0)} (CONTENT_POLL_MS default 1000)`,
+  );
 } finally {
   for (const server of servers) server.kill('SIGTERM');
   await watcher.end();

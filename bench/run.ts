@@ -19,7 +19,19 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpSend } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,7 +98,10 @@ function parseOptions(argv: string[]): Options {
   };
   return {
     smoke,
-    corpora: (values.corpus ?? (smoke ? '1k' : '1k,10k,100k')).split(',').map((s) => s.trim()).filter(Boolean),
+    corpora: (values.corpus ?? (smoke ? '1k' : '1k,10k,100k'))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     runs: number(values.runs, smoke ? 1 : 3),
     duration: number(values.duration, smoke ? 0.4 : 10),
     warmup: number(values.warmup, smoke ? 0.25 : 2),
@@ -101,7 +116,6 @@ function parseOptions(argv: string[]): Options {
 const log = (message: string): void => {
   process.stderr.write(`[bench] ${message}\n`);
 };
-
 
 // ---------------------------------------------------------------------------------------------
 // The code under test: the working tree's build, or a committed ref exported and built apart.
@@ -137,7 +151,10 @@ function prepareBuild(options: Options): Build {
   let head = 'unknown';
   try {
     head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     if (dirty) head += ' + uncommitted changes in src/';
   } catch {
     // not a git checkout
@@ -230,7 +247,8 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
     // another benchmark run (same checkout) is serving one right now.
     for (const name of readdirSync(CACHE)) {
       const base = /^(db-\d+-[0-9a-f]+\.db)/.exec(name)?.[1];
-      if (name.startsWith(`db-${size}-`) && base !== undefined && !isInUse(path.join(CACHE, base))) rmSync(path.join(CACHE, name), { force: true });
+      if (name.startsWith(`db-${size}-`) && base !== undefined && !isInUse(path.join(CACHE, base)))
+        rmSync(path.join(CACHE, name), { force: true });
     }
     log(`importing ${label} with the real CLI (guides import)`);
     const started = performance.now();
@@ -252,7 +270,10 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
   const published = (handle.prepare("SELECT count(*) AS n FROM guides WHERE status = 'published'").get() as { n: number }).n;
   handle.close();
   return {
-    label, size, dir: corpusDir, db,
+    label,
+    size,
+    dir: corpusDir,
+    db,
     importSeconds: meta.importSeconds,
     importMeasuredAt: meta.measuredAt,
     importCached: !options.fresh && Date.now() - Date.parse(meta.measuredAt) > 60_000,
@@ -269,10 +290,16 @@ interface Worker {
   request<T>(message: object): Promise<T>;
 }
 
-function startIpcChild(cpu: string, script: string, env: NodeJS.ProcessEnv = process.env): Promise<Worker & { hello: Record<string, unknown> }> {
+function startIpcChild(
+  cpu: string,
+  script: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Worker & { hello: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', ['-c', cpu, process.execPath, '--import', 'tsx', script], {
-      cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let nextId = 1;
     const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
@@ -305,14 +332,19 @@ function startIpcChild(cpu: string, script: string, env: NodeJS.ProcessEnv = pro
   });
 }
 
-function httpRequest(url: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+function httpRequest(
+  url: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const request = httpSend(url, { method: body === undefined ? 'GET' : 'POST', headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
         const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        for (const [name, value] of Object.entries(response.headers))
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
         resolve({ status: response.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks) });
       });
       response.on('error', reject);
@@ -406,8 +438,8 @@ function taskTimes(pid: number): TaskTimes | undefined {
     // The fields after the command name (which may hold spaces and parentheses); the first is field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const field = (n: number): number => Number(fields[n - 3]);
-    const role = Number(tid) === pid ? 'eventLoopMs'
-      : field(41) === SCHED_IDLE || field(19) === SEARCH_LOW_NICE ? 'searchWorkersMs' : 'otherMs';
+    const role =
+      Number(tid) === pid ? 'eventLoopMs' : field(41) === SCHED_IDLE || field(19) === SEARCH_LOW_NICE ? 'searchWorkersMs' : 'otherMs';
     times.set(Number(tid), { ticks: field(14) + field(15), role });
   }
   return times;
@@ -417,7 +449,7 @@ function threadCpu(before: TaskTimes, after: TaskTimes, requests: number): Threa
   if (requests === 0) return undefined;
   const cpu: ThreadCpu = { eventLoopMs: 0, searchWorkersMs: 0, otherMs: 0 };
   const msPerTick = 1000 / ticksPerSecond();
-  for (const [tid, { ticks, role }] of after) cpu[role] += (ticks - (before.get(tid)?.ticks ?? 0)) * msPerTick / requests;
+  for (const [tid, { ticks, role }] of after) cpu[role] += ((ticks - (before.get(tid)?.ticks ?? 0)) * msPerTick) / requests;
   return cpu;
 }
 
@@ -452,7 +484,7 @@ async function loadCursorCodec(build: Build): Promise<{ encode(payload: unknown)
 
 const MCP_HEADERS = {
   'content-type': 'application/json',
-  'accept': 'application/json, text/event-stream',
+  accept: 'application/json, text/event-stream',
   'mcp-protocol-version': '2026-07-28',
   'mcp-method': 'tools/call',
   'mcp-name': 'search_guides',
@@ -461,9 +493,12 @@ const MCP_HEADERS = {
 /** A 2026-07-28 tools/call of search_guides, as a client sends it. */
 function mcpSearchBody(query: string, id: number): string {
   return JSON.stringify({
-    jsonrpc: '2.0', id, method: 'tools/call',
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
     params: {
-      name: 'search_guides', arguments: { query, limit: PAGE },
+      name: 'search_guides',
+      arguments: { query, limit: PAGE },
       _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
     },
   });
@@ -471,8 +506,12 @@ function mcpSearchBody(query: string, id: number): string {
 
 async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options): Promise<{ scenarios: Scenario[]; deepPage: number }> {
   const handle = new Database(corpus.db, { readonly: true });
-  const rows = handle.prepare(`SELECT slug, published_ms AS ms FROM guides INDEXED BY guides_published_by_date
-    WHERE status = 'published' ORDER BY published_ms DESC, slug`).all() as { slug: string; ms: number }[];
+  const rows = handle
+    .prepare(
+      `SELECT slug, published_ms AS ms FROM guides INDEXED BY guides_published_by_date
+    WHERE status = 'published' ORDER BY published_ms DESC, slug`,
+    )
+    .all() as { slug: string; ms: number }[];
   handle.close();
   const codec = await loadCursorCodec(build);
   const cursorAt = (index: number): string => {
@@ -489,53 +528,172 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
   };
   const hot = rows.slice(0, 16).map((r) => `/api/v1/guides/${r.slug}`);
   const random = createRandom(99);
-  const randomSlugs = Array.from({ length: 200_000 }, () => `/api/v1/guides/${(rows[Math.floor(random() * rows.length)] as { slug: string }).slug}`);
+  const randomSlugs = Array.from(
+    { length: 200_000 },
+    () => `/api/v1/guides/${(rows[Math.floor(random() * rows.length)] as { slug: string }).slug}`,
+  );
   // Page 1,000 of the list starts after the 19,980th guide (smaller corpora: their second half).
   // Both cursor scenarios walk the same number of positions with the same limits (20–50), so each
   // request is a distinct, uncached page and the only difference is the depth.
   const deepIndex = Math.max(0, Math.min(999 * PAGE - 1, Math.floor(rows.length / 2)));
   const deepPage = Math.floor(deepIndex / PAGE) + 2;
   const span = Math.max(1, Math.min(deepIndex, rows.length - deepIndex - 60));
-  const cursorPaths = (from: number, run: number): string[] => Array.from({ length: perRunC1 }, (_, k) => {
-    const i = (run + 1) * perRunC1 + k;
-    const limit = PAGE + (Math.floor(i / span) % 31);
-    return `/api/v1/guides?cursor=${cursorAt(from + (i % span))}${limit === PAGE ? '' : `&limit=${limit}`}`;
-  });
+  const cursorPaths = (from: number, run: number): string[] =>
+    Array.from({ length: perRunC1 }, (_, k) => {
+      const i = (run + 1) * perRunC1 + k;
+      const limit = PAGE + (Math.floor(i / span) % 31);
+      return `/api/v1/guides?cursor=${cursorAt(from + (i % span))}${limit === PAGE ? '' : `&limit=${limit}`}`;
+    });
   const scenarios: Scenario[] = [
-    { id: 'detail-hot', title: 'guide detail, 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => hot, isUncached: false },
+    {
+      id: 'detail-hot',
+      title: 'guide detail, 16 hot slugs, logs at warn',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: () => hot,
+      isUncached: false,
+    },
     // The same guides as agents ask for them (issue 50: at least 0.7 × detail-hot's throughput).
-    { id: 'detail-hot-markdown', title: 'guide detail as Markdown (Accept: text/markdown), 16 hot slugs, logs at warn', logLevel: 'warn', connections: options.connections, expectStatus: 200, headers: { accept: 'text/markdown' }, paths: () => hot, isUncached: false },
-    { id: 'detail-hot-logged', title: 'guide detail, 16 hot slugs, a log line per request (info)', logLevel: 'info', connections: options.connections, expectStatus: 200, paths: () => hot, isUncached: false },
-    { id: 'detail-random', title: 'guide detail, random slugs over all guides', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: (run) => slice(randomSlugs, 50_000, 0, run), isUncached: false },
+    {
+      id: 'detail-hot-markdown',
+      title: 'guide detail as Markdown (Accept: text/markdown), 16 hot slugs, logs at warn',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      headers: { accept: 'text/markdown' },
+      paths: () => hot,
+      isUncached: false,
+    },
+    {
+      id: 'detail-hot-logged',
+      title: 'guide detail, 16 hot slugs, a log line per request (info)',
+      logLevel: 'info',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: () => hot,
+      isUncached: false,
+    },
+    {
+      id: 'detail-random',
+      title: 'guide detail, random slugs over all guides',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: (run) => slice(randomSlugs, 50_000, 0, run),
+      isUncached: false,
+    },
     // As browsers and most HTTP clients ask: each miss is compressed (brotli) while its client waits.
-    { id: 'detail-random-compressed', title: 'guide detail, random slugs, Accept-Encoding: gzip, deflate, br', logLevel: 'warn', connections: options.connections, expectStatus: 200, headers: { 'accept-encoding': 'gzip, deflate, br' }, paths: (run) => slice(randomSlugs, 50_000, 0, run), isUncached: false },
-    { id: 'revalidate-304', title: '304 revalidation (If-None-Match) of a guide', logLevel: 'warn', connections: options.connections, expectStatus: 304, paths: () => [hot[0] as string], isUncached: false },
-    { id: 'list-page-1', title: 'list page 1', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/guides'], isUncached: false },
-    { id: 'product', title: 'product', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/product'], isUncached: false },
-    { id: 'resources', title: 'resources', logLevel: 'warn', connections: options.connections, expectStatus: 200, paths: () => ['/api/v1/resources'], isUncached: false },
-    { id: 'list-early-pages', title: `list pages 2–${deepPage - 1} by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(0, run), isUncached: true },
+    {
+      id: 'detail-random-compressed',
+      title: 'guide detail, random slugs, Accept-Encoding: gzip, deflate, br',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      headers: { 'accept-encoding': 'gzip, deflate, br' },
+      paths: (run) => slice(randomSlugs, 50_000, 0, run),
+      isUncached: false,
+    },
+    {
+      id: 'revalidate-304',
+      title: '304 revalidation (If-None-Match) of a guide',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 304,
+      paths: () => [hot[0] as string],
+      isUncached: false,
+    },
+    {
+      id: 'list-page-1',
+      title: 'list page 1',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: () => ['/api/v1/guides'],
+      isUncached: false,
+    },
+    {
+      id: 'product',
+      title: 'product',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: () => ['/api/v1/product'],
+      isUncached: false,
+    },
+    {
+      id: 'resources',
+      title: 'resources',
+      logLevel: 'warn',
+      connections: options.connections,
+      expectStatus: 200,
+      paths: () => ['/api/v1/resources'],
+      isUncached: false,
+    },
+    {
+      id: 'list-early-pages',
+      title: `list pages 2–${deepPage - 1} by cursor, uncached, 1 connection`,
+      logLevel: 'warn',
+      connections: 1,
+      expectStatus: 200,
+      paths: (run) => cursorPaths(0, run),
+      isUncached: true,
+    },
     // Its runs alternate with runs of early pages, for the deep-page target: p99s below a millisecond
     // drift by a tenth of one from one minute to the next on these VMs. The reference's run numbers
     // start past list-early-pages' own, so its cursors are new again (never cached).
-    { id: 'list-deep-pages', title: `list pages ${deepPage}+ by cursor, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => cursorPaths(deepIndex, run), referencePaths: (run) => cursorPaths(0, run + runs + 1), isUncached: true },
+    {
+      id: 'list-deep-pages',
+      title: `list pages ${deepPage}+ by cursor, uncached, 1 connection`,
+      logLevel: 'warn',
+      connections: 1,
+      expectStatus: 200,
+      paths: (run) => cursorPaths(deepIndex, run),
+      referencePaths: (run) => cursorPaths(0, run + runs + 1),
+      isUncached: true,
+    },
   ];
   // The realistic searches (bench/searches.ts): limits 1–50, at one connection (latency) and at
   // SEARCH_CONNECTIONS (throughput), each request a distinct path so no cache answers.
   const titles: Record<SearchKind, string> = { typical: 'typical 2–3 words', common: 'common terms', prefix: 'short prefixes' };
   for (const kind of SEARCH_KINDS) {
     const pool = searchPaths(kind, runs * (perRunC1 + perRunBusy));
-    scenarios.push({ id: `search-${kind}-c1`, title: `search, ${titles[kind]}, uncached, 1 connection`, logLevel: 'warn', connections: 1, expectStatus: 200, paths: (run) => slice(pool, perRunC1, 0, run), isUncached: true });
-    scenarios.push({ id: `search-${kind}-c${SEARCH_CONNECTIONS}`, title: `search, ${titles[kind]}, uncached, ${SEARCH_CONNECTIONS} connections`, logLevel: 'warn', connections: SEARCH_CONNECTIONS, expectStatus: 200, paths: (run) => slice(pool, perRunBusy, runs * perRunC1, run), isUncached: true });
+    scenarios.push({
+      id: `search-${kind}-c1`,
+      title: `search, ${titles[kind]}, uncached, 1 connection`,
+      logLevel: 'warn',
+      connections: 1,
+      expectStatus: 200,
+      paths: (run) => slice(pool, perRunC1, 0, run),
+      isUncached: true,
+    });
+    scenarios.push({
+      id: `search-${kind}-c${SEARCH_CONNECTIONS}`,
+      title: `search, ${titles[kind]}, uncached, ${SEARCH_CONNECTIONS} connections`,
+      logLevel: 'warn',
+      connections: SEARCH_CONNECTIONS,
+      expectStatus: 200,
+      paths: (run) => slice(pool, perRunBusy, runs * perRunC1, run),
+      isUncached: true,
+    });
   }
   // The MCP search tool against the REST search of the same texts, in alternating runs on one server
   // (its target: at most 1.5 times the cost). Both pages hold PAGE results; neither is ever cached.
-  const commonTexts = [...new Set(searchPaths('common', runs * perRunC1 * 2, 77).map((p) => new URL(p, 'http://bench').searchParams.get('q') ?? ''))];
+  const commonTexts = [
+    ...new Set(searchPaths('common', runs * perRunC1 * 2, 77).map((p) => new URL(p, 'http://bench').searchParams.get('q') ?? '')),
+  ];
   const textsOf = (run: number): string[] => slice(commonTexts, perRunC1, 0, run);
   scenarios.push({
-    id: 'mcp-search-common-c1', title: 'MCP tools/call search_guides, common terms, 1 connection (reference: GET ?q= of the same texts)',
-    logLevel: 'warn', connections: 1, expectStatus: 200, headers: MCP_HEADERS, paths: () => ['/mcp'],
+    id: 'mcp-search-common-c1',
+    title: 'MCP tools/call search_guides, common terms, 1 connection (reference: GET ?q= of the same texts)',
+    logLevel: 'warn',
+    connections: 1,
+    expectStatus: 200,
+    headers: MCP_HEADERS,
+    paths: () => ['/mcp'],
     bodies: (run) => textsOf(run).map((query, id) => mcpSearchBody(query, id)),
-    referencePaths: (run) => textsOf(run).map((q) => `/api/v1/guides?q=${encodeURIComponent(q)}&limit=${PAGE}`), isUncached: true,
+    referencePaths: (run) => textsOf(run).map((q) => `/api/v1/guides?q=${encodeURIComponent(q)}&limit=${PAGE}`),
+    isUncached: true,
   });
   return { scenarios: scenarios.filter((s) => !options.only || s.id.includes(options.only)), deepPage };
 }
@@ -614,7 +772,13 @@ function warmPageCache(file: string): number {
   return (performance.now() - started) / 1000;
 }
 
-async function benchCorpus(label: string, build: Build, options: Options, load: Worker, baseline: Worker & { hello: Record<string, unknown> }): Promise<CorpusResult> {
+async function benchCorpus(
+  label: string,
+  build: Build,
+  options: Options,
+  load: Worker,
+  baseline: Worker & { hello: Record<string, unknown> },
+): Promise<CorpusResult> {
   const size = parseSize(label);
   const corpusDir = ensureCorpus(size, options);
   const corpus = ensureDatabase(label, size, corpusDir, build, options);
@@ -647,30 +811,48 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
         const sample = await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers, scenario.bodies?.(0)[0]);
         if (scenario.expectStatus === 304) headers['if-none-match'] = sample.headers.etag ?? '';
         const job = (run: number, seconds: number): LoadJob => ({
-          url: service.url, paths: scenario.paths(run), headers, connections: scenario.connections, durationSeconds: seconds, expectStatus: scenario.expectStatus,
+          url: service.url,
+          paths: scenario.paths(run),
+          headers,
+          connections: scenario.connections,
+          durationSeconds: seconds,
+          expectStatus: scenario.expectStatus,
           ...(scenario.bodies ? { bodies: scenario.bodies(run) } : {}),
         });
         const warmed = warmPageCache(corpus.db);
-        log(`${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)${warmed > 2 ? `; ${warmed.toFixed(1)} s to read the database into the page cache first` : ''}`);
+        log(
+          `${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)${warmed > 2 ? `; ${warmed.toFixed(1)} s to read the database into the page cache first` : ''}`,
+        );
         // The baseline answers the very bytes the service answered (for uncached scenarios, its first
         // answer to every request: what Node's ceiling is for such a body), and runs alternate with the
         // service's (service, baseline, service, …): on a shared machine the capacity of the CPU
         // drifts within a minute, and each ratio compares two neighbouring runs.
-        const answered = scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
+        const answered =
+          scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
         const response: BaselineResponse = {
           status: answered.status,
-          headers: Object.fromEntries(Object.entries(answered.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))),
+          headers: Object.fromEntries(
+            Object.entries(answered.headers).filter(
+              ([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
+            ),
+          ),
           body: answered.body.toString('base64'),
         };
         await baseline.request<boolean>({ response });
-        const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), url: baselineUrl, expectStatus: answered.status });
+        const baseJob = (run: number, seconds: number): LoadJob => ({
+          ...job(run, seconds),
+          url: baselineUrl,
+          expectStatus: answered.status,
+        });
         const { referencePaths } = scenario;
         // A reference is plain GETs of its paths (the MCP scenario's: the REST search).
-        const referenceJob = referencePaths && ((run: number, seconds: number): LoadJob => {
-          const own = job(run, seconds);
-          delete own.bodies;
-          return { ...own, headers: scenario.bodies ? {} : headers, paths: referencePaths(run) };
-        });
+        const referenceJob =
+          referencePaths &&
+          ((run: number, seconds: number): LoadJob => {
+            const own = job(run, seconds);
+            delete own.bodies;
+            return { ...own, headers: scenario.bodies ? {} : headers, paths: referencePaths(run) };
+          });
         await load.request<LoadResult>({ job: job(-1, options.warmup) });
         if (referenceJob) await load.request<LoadResult>({ job: referenceJob(-1, options.warmup) });
         await load.request<LoadResult>({ job: baseJob(-1, options.warmup) });
@@ -689,7 +871,13 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           rssMaxKb = Math.max(rssMaxKb, peak);
           const cpu = timesBefore && timesAfter ? threadCpu(timesBefore, timesAfter, app.requests) : undefined;
           const loadAverage = os.loadavg()[0] ?? 0;
-          const figures: RunFigures = { app, baseline: await load.request<LoadResult>({ job: baseJob(run, options.duration) }), rssMaxKb: peak, loadAverage, ...(cpu ? { cpu } : {}) };
+          const figures: RunFigures = {
+            app,
+            baseline: await load.request<LoadResult>({ job: baseJob(run, options.duration) }),
+            rssMaxKb: peak,
+            loadAverage,
+            ...(cpu ? { cpu } : {}),
+          };
           if (referenceJob) figures.reference = await load.request<LoadResult>({ job: referenceJob(run, options.duration) });
           runs.push(figures);
         }
@@ -706,33 +894,54 @@ async function benchCorpus(label: string, build: Build, options: Options, load: 
           baselineP99Ms: median(runs.map((r) => r.baseline.p99Ms)),
           // The median of the runs' ratios, each to the baseline run right after it.
           ratio: median(runs.map((r) => r.app.requestsPerSecond / r.baseline.requestsPerSecond)),
-          ...(referenceJob ? {
-            referenceP99Ms: median(runs.map((r) => r.reference?.p99Ms ?? Number.NaN)),
-            p99Ratio: median(runs.map((r) => r.app.p99Ms / (r.reference?.p99Ms ?? Number.NaN))),
-            referenceRequestsPerSecond: median(runs.map((r) => r.reference?.requestsPerSecond ?? Number.NaN)),
-            costRatio: median(runs.map((r) => (r.reference?.requestsPerSecond ?? Number.NaN) / r.app.requestsPerSecond)),
-          } : {}),
+          ...(referenceJob
+            ? {
+                referenceP99Ms: median(runs.map((r) => r.reference?.p99Ms ?? Number.NaN)),
+                p99Ratio: median(runs.map((r) => r.app.p99Ms / (r.reference?.p99Ms ?? Number.NaN))),
+                referenceRequestsPerSecond: median(runs.map((r) => r.reference?.requestsPerSecond ?? Number.NaN)),
+                costRatio: median(runs.map((r) => (r.reference?.requestsPerSecond ?? Number.NaN) / r.app.requestsPerSecond)),
+              }
+            : {}),
           responseBytes: sample.body.length,
-          ...(runs.every((r) => r.cpu) ? {
-            cpu: {
-              eventLoopMs: median(runs.map((r) => r.cpu!.eventLoopMs)),
-              searchWorkersMs: median(runs.map((r) => r.cpu!.searchWorkersMs)),
-              otherMs: median(runs.map((r) => r.cpu!.otherMs)),
-            },
-          } : {}),
+          ...(runs.every((r) => r.cpu)
+            ? {
+                cpu: {
+                  eventLoopMs: median(runs.map((r) => r.cpu!.eventLoopMs)),
+                  searchWorkersMs: median(runs.map((r) => r.cpu!.searchWorkersMs)),
+                  otherMs: median(runs.map((r) => r.cpu!.otherMs)),
+                },
+              }
+            : {}),
           isUncached: scenario.isUncached,
           distinctPathRatio: Math.min(...runs.map((r) => r.app.distinctPathRatio)),
           unexpected: runs.reduce((sum, r) => sum + r.app.unexpected + r.app.errors, 0),
         };
-        if (result.unexpected > 0) log(`  ${result.unexpected} unexpected responses or errors: ${JSON.stringify(runs.map((r) => r.app.statusCounts))}`);
-        log(`  ${rps.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.ratio.toFixed(2)} × baseline (${result.baselineRequestsPerSecond.toFixed(0)} req/s, p99 ${result.baselineP99Ms.toFixed(2)} ms)${result.p99Ratio !== undefined ? `, p99 ${result.p99Ratio.toFixed(2)} × the alternating reference runs' (${result.referenceP99Ms?.toFixed(2)} ms), ${result.costRatio?.toFixed(2)} × their time a request (${result.referenceRequestsPerSecond?.toFixed(0)} req/s)` : ''}`);
+        if (result.unexpected > 0)
+          log(`  ${result.unexpected} unexpected responses or errors: ${JSON.stringify(runs.map((r) => r.app.statusCounts))}`);
+        log(
+          `  ${rps.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.ratio.toFixed(2)} × baseline (${result.baselineRequestsPerSecond.toFixed(0)} req/s, p99 ${result.baselineP99Ms.toFixed(2)} ms)${result.p99Ratio !== undefined ? `, p99 ${result.p99Ratio.toFixed(2)} × the alternating reference runs' (${result.referenceP99Ms?.toFixed(2)} ms), ${result.costRatio?.toFixed(2)} × their time a request (${result.referenceRequestsPerSecond?.toFixed(0)} req/s)` : ''}`,
+        );
         results.push(result);
       }
     } finally {
       await service.stop();
     }
   }
-  return { corpus: { label: corpus.label, size: corpus.size, importSeconds: corpus.importSeconds, importMeasuredAt: corpus.importMeasuredAt, importCached: corpus.importCached, dbBytes: corpus.dbBytes, published: corpus.published }, readyMs, rssMaxKb, deepPage, scenarios: results };
+  return {
+    corpus: {
+      label: corpus.label,
+      size: corpus.size,
+      importSeconds: corpus.importSeconds,
+      importMeasuredAt: corpus.importMeasuredAt,
+      importCached: corpus.importCached,
+      dbBytes: corpus.dbBytes,
+      published: corpus.published,
+    },
+    readyMs,
+    rssMaxKb,
+    deepPage,
+    scenarios: results,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -748,12 +957,19 @@ interface TargetRow {
 
 function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
   const rows: TargetRow[] = [];
-  const find = (corpus: string, id: string): ScenarioResult | undefined => results.find((r) => r.corpus.label === corpus)?.scenarios.find((s) => s.id === id);
+  const find = (corpus: string, id: string): ScenarioResult | undefined =>
+    results.find((r) => r.corpus.label === corpus)?.scenarios.find((s) => s.id === id);
   const status = (ok: boolean | undefined): TargetRow['status'] => (ok === undefined ? 'NOT RUN' : ok ? 'PASS' : 'MISS');
   const ratioTarget = (target: string, id: string, goal: number): void => {
     for (const result of results) {
       const s = find(result.corpus.label, id);
-      rows.push({ target, corpus: result.corpus.label, goal: `≥ ${goal} × baseline`, measured: s ? `${s.ratio.toFixed(2)} × (${s.requestsPerSecond.toFixed(0)} / ${s.baselineRequestsPerSecond.toFixed(0)} req/s)` : '—', status: status(s ? s.ratio >= goal : undefined) });
+      rows.push({
+        target,
+        corpus: result.corpus.label,
+        goal: `≥ ${goal} × baseline`,
+        measured: s ? `${s.ratio.toFixed(2)} × (${s.requestsPerSecond.toFixed(0)} / ${s.baselineRequestsPerSecond.toFixed(0)} req/s)` : '—',
+        status: status(s ? s.ratio >= goal : undefined),
+      });
     }
     if (results.length === 0) rows.push({ target, corpus: '—', goal: `≥ ${goal} × baseline`, measured: '—', status: 'NOT RUN' });
   };
@@ -765,8 +981,13 @@ function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
     const markdown = find(result.corpus.label, 'detail-hot-markdown');
     const ratio = json && markdown ? markdown.requestsPerSecond / json.requestsPerSecond : undefined;
     rows.push({
-      target: 'guide detail as Markdown vs JSON detail, hot', corpus: result.corpus.label, goal: '≥ 0.7 × JSON detail req/s',
-      measured: ratio === undefined ? '—' : `${ratio.toFixed(2)} × (${markdown!.requestsPerSecond.toFixed(0)} / ${json!.requestsPerSecond.toFixed(0)} req/s)`,
+      target: 'guide detail as Markdown vs JSON detail, hot',
+      corpus: result.corpus.label,
+      goal: '≥ 0.7 × JSON detail req/s',
+      measured:
+        ratio === undefined
+          ? '—'
+          : `${ratio.toFixed(2)} × (${markdown!.requestsPerSecond.toFixed(0)} / ${json!.requestsPerSecond.toFixed(0)} req/s)`,
       status: status(ratio === undefined ? undefined : ratio >= 0.7),
     });
   }
@@ -779,29 +1000,81 @@ function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
   const deep = main && find('100k', 'list-deep-pages');
   const deepRatio = deep?.p99Ratio;
   rows.push({
-    target: `deep page (page ~${main?.deepPage ?? 1000}) vs early pages, p99`, corpus: '100k', goal: '≤ 1.2 × early pages p99',
-    measured: deep && deepRatio !== undefined ? `${deep.p99Ms.toFixed(2)} ms vs ${deep.referenceP99Ms?.toFixed(2)} ms (${deepRatio.toFixed(2)} ×, median of alternating runs)` : '—',
+    target: `deep page (page ~${main?.deepPage ?? 1000}) vs early pages, p99`,
+    corpus: '100k',
+    goal: '≤ 1.2 × early pages p99',
+    measured:
+      deep && deepRatio !== undefined
+        ? `${deep.p99Ms.toFixed(2)} ms vs ${deep.referenceP99Ms?.toFixed(2)} ms (${deepRatio.toFixed(2)} ×, median of alternating runs)`
+        : '—',
     status: status(deepRatio === undefined ? undefined : deepRatio <= 1.2),
   });
   // Searches, against the raw node:http baseline sending the same bytes in the same minutes.
   for (const kind of ['typical', 'common'] as const) {
     const busy = find('10k', `search-${kind}-c${SEARCH_CONNECTIONS}`);
-    rows.push({ target: `search ${kind}, uncached, throughput (${SEARCH_CONNECTIONS} connections)`, corpus: '10k', goal: '≥ 0.05 × baseline', measured: busy ? `${busy.ratio.toFixed(3)} × (${busy.requestsPerSecond.toFixed(0)} / ${busy.baselineRequestsPerSecond.toFixed(0)} req/s)` : '—', status: status(busy ? busy.ratio >= 0.05 : undefined) });
+    rows.push({
+      target: `search ${kind}, uncached, throughput (${SEARCH_CONNECTIONS} connections)`,
+      corpus: '10k',
+      goal: '≥ 0.05 × baseline',
+      measured: busy
+        ? `${busy.ratio.toFixed(3)} × (${busy.requestsPerSecond.toFixed(0)} / ${busy.baselineRequestsPerSecond.toFixed(0)} req/s)`
+        : '—',
+      status: status(busy ? busy.ratio >= 0.05 : undefined),
+    });
   }
   for (const kind of SEARCH_KINDS) {
     const c1 = find('10k', `search-${kind}-c1`);
-    rows.push({ target: `search ${kind}, uncached, 1 connection: p99 against p50`, corpus: '10k', goal: '≤ 4 × p50', measured: c1 ? `${(c1.p99Ms / c1.p50Ms).toFixed(2)} × (p99 ${c1.p99Ms.toFixed(2)} ms, p50 ${c1.p50Ms.toFixed(2)} ms)` : '—', status: status(c1 ? c1.p99Ms <= 4 * c1.p50Ms : undefined) });
+    rows.push({
+      target: `search ${kind}, uncached, 1 connection: p99 against p50`,
+      corpus: '10k',
+      goal: '≤ 4 × p50',
+      measured: c1 ? `${(c1.p99Ms / c1.p50Ms).toFixed(2)} × (p99 ${c1.p99Ms.toFixed(2)} ms, p50 ${c1.p50Ms.toFixed(2)} ms)` : '—',
+      status: status(c1 ? c1.p99Ms <= 4 * c1.p50Ms : undefined),
+    });
   }
   const common10k = find('10k', `search-common-c${SEARCH_CONNECTIONS}`);
   const common100k = find('100k', `search-common-c${SEARCH_CONNECTIONS}`);
   // Each corpus's throughput as a ratio to its own baseline runs, so that a machine busier during one corpus's runs than the other's does not count.
   const scaling = common10k && common100k ? common100k.ratio / common10k.ratio : undefined;
-  rows.push({ target: `search common terms, throughput (${SEARCH_CONNECTIONS} connections), 100k against 10k`, corpus: '100k', goal: '≥ 0.4 × 10k', measured: scaling !== undefined && common10k && common100k ? `${scaling.toFixed(2)} × (${common100k.ratio.toFixed(3)} × baseline, ${common100k.requestsPerSecond.toFixed(0)} req/s, against ${common10k.ratio.toFixed(3)} ×, ${common10k.requestsPerSecond.toFixed(0)} req/s)` : '—', status: status(scaling === undefined ? undefined : scaling >= 0.4) });
+  rows.push({
+    target: `search common terms, throughput (${SEARCH_CONNECTIONS} connections), 100k against 10k`,
+    corpus: '100k',
+    goal: '≥ 0.4 × 10k',
+    measured:
+      scaling !== undefined && common10k && common100k
+        ? `${scaling.toFixed(2)} × (${common100k.ratio.toFixed(3)} × baseline, ${common100k.requestsPerSecond.toFixed(0)} req/s, against ${common10k.ratio.toFixed(3)} ×, ${common10k.requestsPerSecond.toFixed(0)} req/s)`
+        : '—',
+    status: status(scaling === undefined ? undefined : scaling >= 0.4),
+  });
   const tenK = results.find((r) => r.corpus.label === '10k');
-  rows.push({ target: 'import 10k guides', corpus: '10k', goal: '≤ 8 s', measured: tenK ? `${tenK.corpus.importSeconds.toFixed(1)} s` : '—', status: status(tenK ? tenK.corpus.importSeconds <= 8 : undefined) });
-  rows.push({ target: 'import 100k guides', corpus: '100k', goal: '≤ 60 s', measured: main ? `${main.corpus.importSeconds.toFixed(1)} s` : '—', status: status(main ? main.corpus.importSeconds <= 60 : undefined) });
-  rows.push({ target: 'server RSS under load', corpus: '100k', goal: '≤ 200 MB', measured: main ? `${(main.rssMaxKb / 1024).toFixed(0)} MB` : '—', status: status(main ? main.rssMaxKb / 1024 <= 200 : undefined) });
-  rows.push({ target: 'start to ready (first 200 from /readyz)', corpus: '100k', goal: '≤ 1 s', measured: main ? `${median(main.readyMs).toFixed(0)} ms` : '—', status: status(main ? median(main.readyMs) <= 1000 : undefined) });
+  rows.push({
+    target: 'import 10k guides',
+    corpus: '10k',
+    goal: '≤ 8 s',
+    measured: tenK ? `${tenK.corpus.importSeconds.toFixed(1)} s` : '—',
+    status: status(tenK ? tenK.corpus.importSeconds <= 8 : undefined),
+  });
+  rows.push({
+    target: 'import 100k guides',
+    corpus: '100k',
+    goal: '≤ 60 s',
+    measured: main ? `${main.corpus.importSeconds.toFixed(1)} s` : '—',
+    status: status(main ? main.corpus.importSeconds <= 60 : undefined),
+  });
+  rows.push({
+    target: 'server RSS under load',
+    corpus: '100k',
+    goal: '≤ 200 MB',
+    measured: main ? `${(main.rssMaxKb / 1024).toFixed(0)} MB` : '—',
+    status: status(main ? main.rssMaxKb / 1024 <= 200 : undefined),
+  });
+  rows.push({
+    target: 'start to ready (first 200 from /readyz)',
+    corpus: '100k',
+    goal: '≤ 1 s',
+    measured: main ? `${median(main.readyMs).toFixed(0)} ms` : '—',
+    status: status(main ? median(main.readyMs) <= 1000 : undefined),
+  });
   return rows;
 }
 
@@ -817,30 +1090,64 @@ function machineNotes(build: Build, options: Options, loadBefore: number[], load
   ];
 }
 
-function renderMarkdown(results: readonly CorpusResult[], targets: readonly TargetRow[], notes: readonly string[], options: Options): string {
-  const fmt = (n: number | undefined, digits = 0): string => (n === undefined || !Number.isFinite(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+function renderMarkdown(
+  results: readonly CorpusResult[],
+  targets: readonly TargetRow[],
+  notes: readonly string[],
+  options: Options,
+): string {
+  const fmt = (n: number | undefined, digits = 0): string =>
+    n === undefined || !Number.isFinite(n)
+      ? '—'
+      : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
   const lines: string[] = [`# Benchmark results${options.smoke ? ' (smoke run: proves the harness, not the figures)' : ''}`, ''];
   lines.push('## Targets', '', '| target | corpus | goal | measured | status |', '| --- | --- | --- | --- | --- |');
   for (const row of targets) lines.push(`| ${row.target} | ${row.corpus} | ${row.goal} | ${row.measured} | ${row.status} |`);
-  lines.push('', '## Corpora', '', '| corpus | published guides | import (real CLI) | database | start to ready (median) | server RSS under load (max) |', '| --- | --- | --- | --- | --- | --- |');
+  lines.push(
+    '',
+    '## Corpora',
+    '',
+    '| corpus | published guides | import (real CLI) | database | start to ready (median) | server RSS under load (max) |',
+    '| --- | --- | --- | --- | --- | --- |',
+  );
   for (const r of results) {
-    lines.push(`| ${r.corpus.label} | ${fmt(r.corpus.published)} | ${fmt(r.corpus.importSeconds, 1)} s${r.corpus.importCached ? ` (cached, ${r.corpus.importMeasuredAt.slice(0, 16)}Z)` : ''} | ${fmt(r.corpus.dbBytes / 1e6)} MB | ${fmt(median(r.readyMs))} ms | ${fmt(r.rssMaxKb / 1024)} MB |`);
+    lines.push(
+      `| ${r.corpus.label} | ${fmt(r.corpus.published)} | ${fmt(r.corpus.importSeconds, 1)} s${r.corpus.importCached ? ` (cached, ${r.corpus.importMeasuredAt.slice(0, 16)}Z)` : ''} | ${fmt(r.corpus.dbBytes / 1e6)} MB | ${fmt(median(r.readyMs))} ms | ${fmt(r.rssMaxKb / 1024)} MB |`,
+    );
   }
   for (const r of results) {
-    lines.push('', `## Scenarios, ${r.corpus.label} corpus`, '', '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | baseline p99 ms | body bytes | load avg |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(
+      '',
+      `## Scenarios, ${r.corpus.label} corpus`,
+      '',
+      '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | baseline p99 ms | body bytes | load avg |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
     for (const s of r.scenarios) {
       const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
-      lines.push(`| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} |`);
+      lines.push(
+        `| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} |`,
+      );
     }
   }
-  const withCpu = results.flatMap((r) => r.scenarios.filter((sc) => sc.cpu).map((sc) => ({ corpus: r.corpus.label, scenario: sc, cpu: sc.cpu! })));
+  const withCpu = results.flatMap((r) =>
+    r.scenarios.filter((sc) => sc.cpu).map((sc) => ({ corpus: r.corpus.label, scenario: sc, cpu: sc.cpu! })),
+  );
   if (withCpu.length > 0) {
-    lines.push('', '## The server\'s CPU time a request', '',
-      'Medians of the runs, from each thread\'s time in /proc: the event loop, the search workers (idle priority) and the other threads (V8\'s helpers, libuv\'s pool). "Busy" is all of it times the requests a second, in cores: near 1, the one core is what limits the scenario.', '',
-      '| corpus | scenario | conn. | req/s | event loop ms | search workers ms | other threads ms | busy |', '| --- | --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(
+      '',
+      "## The server's CPU time a request",
+      '',
+      "Medians of the runs, from each thread's time in /proc: the event loop, the search workers (idle priority) and the other threads (V8's helpers, libuv's pool). \"Busy\" is all of it times the requests a second, in cores: near 1, the one core is what limits the scenario.",
+      '',
+      '| corpus | scenario | conn. | req/s | event loop ms | search workers ms | other threads ms | busy |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
     for (const { corpus, scenario: sc, cpu } of withCpu) {
       const total = cpu.eventLoopMs + cpu.searchWorkersMs + cpu.otherMs;
-      lines.push(`| ${corpus} | ${sc.title} | ${sc.connections} | ${fmt(sc.requestsPerSecond)} | ${fmt(cpu.eventLoopMs, 3)} | ${fmt(cpu.searchWorkersMs, 3)} | ${fmt(cpu.otherMs, 3)} | ${fmt(total * sc.requestsPerSecond / 1000, 2)} |`);
+      lines.push(
+        `| ${corpus} | ${sc.title} | ${sc.connections} | ${fmt(sc.requestsPerSecond)} | ${fmt(cpu.eventLoopMs, 3)} | ${fmt(cpu.searchWorkersMs, 3)} | ${fmt(cpu.otherMs, 3)} | ${fmt((total * sc.requestsPerSecond) / 1000, 2)} |`,
+      );
     }
   }
   lines.push('', '## Machine notes', '', ...notes.map((n) => `- ${n}`), '');
@@ -875,7 +1182,9 @@ async function main(): Promise<void> {
   // Every scenario's ratio needs both: the service's runs and its baseline's, each with answers of
   // the expected status (a run of only 503s or 404s measured nothing).
   const answeredNone = (r: LoadResult): boolean => r.requests - r.unexpected === 0;
-  const failed = results.flatMap((r) => r.scenarios).filter((s) => s.runs.every((run) => answeredNone(run.app)) || s.runs.every((run) => answeredNone(run.baseline)));
+  const failed = results
+    .flatMap((r) => r.scenarios)
+    .filter((s) => s.runs.every((run) => answeredNone(run.app)) || s.runs.every((run) => answeredNone(run.baseline)));
   if (failed.length > 0) {
     log(`no successful request (of the service or of its baseline) in: ${failed.map((s) => s.id).join(', ')}`);
     process.exitCode = 1;

@@ -27,7 +27,9 @@ export function searchPaths(kind: SearchKind, count: number, seed = 4242): strin
   const text = (): string => {
     switch (kind) {
       case 'typical':
-        return Array.from({ length: random() < 0.6 ? 2 : 3 }, (_, i) => (i > 0 && random() < 0.3 ? rank(0, COMMON_RANKS) : typicalWord())).join(' ');
+        return Array.from({ length: random() < 0.6 ? 2 : 3 }, (_, i) =>
+          i > 0 && random() < 0.3 ? rank(0, COMMON_RANKS) : typicalWord(),
+        ).join(' ');
       case 'common':
         return Array.from({ length: [1, 2, 2, 3][between(0, 3)] as number }, () => rank(0, COMMON_RANKS)).join(' ');
       case 'prefix': {

@@ -25,8 +25,22 @@ import { median, percentile } from './lib/measure.js';
 
 /** Typical searches: common and rare words, two words, a phrase, prefixes, a stop word. */
 const QUERIES = [
-  'temperature', 'allergen', 'menu costing', 'walk-in cooler', '"danger zone"', 'allerg', 'sanit', 'espresso barista',
-  'waste compost', 'staff schedule', 'the', 'supplier delivery', 'pest', 'cocktail pour cost', 'thermometer calibration', 'guest complaint',
+  'temperature',
+  'allergen',
+  'menu costing',
+  'walk-in cooler',
+  '"danger zone"',
+  'allerg',
+  'sanit',
+  'espresso barista',
+  'waste compost',
+  'staff schedule',
+  'the',
+  'supplier delivery',
+  'pest',
+  'cocktail pour cost',
+  'thermometer calibration',
+  'guest complaint',
 ];
 
 interface Backend {
@@ -68,7 +82,11 @@ async function loadCorpus(size: string): Promise<{ label: string; content: Conte
   }
   const loaded = await loadContentFolder(dir);
   if (!loaded.content) throw new Error(`corpus ${size} has problems: ${JSON.stringify(loaded.problems.slice(0, 3))}`);
-  return { label: size === 'sample' ? `sample (${loaded.content.guides.length} guides)` : `${size} corpus (${loaded.content.guides.length} guides)`, content: loaded.content };
+  return {
+    label:
+      size === 'sample' ? `sample (${loaded.content.guides.length} guides)` : `${size} corpus (${loaded.content.guides.length} guides)`,
+    content: loaded.content,
+  };
 }
 
 interface Figures {
@@ -112,7 +130,8 @@ async function measure(backend: Backend, content: ContentSet, imports: number, r
       const first = await store.searchPublishedGuides({ query, limit: 20 });
       if (first.next) {
         const after = first.next;
-        for (let r = 0; r < Math.max(3, repeats / 3); r += 1) deep.push(await timed(() => store.searchPublishedGuides({ query, limit: 20, after })));
+        for (let r = 0; r < Math.max(3, repeats / 3); r += 1)
+          deep.push(await timed(() => store.searchPublishedGuides({ query, limit: 20, after })));
       }
     }
     const list: number[] = [];
@@ -120,7 +139,8 @@ async function measure(backend: Backend, content: ContentSet, imports: number, r
     const detail: number[] = [];
     const second = await store.listPublishedGuides({ limit: 20 });
     // A position 90% of the way down the list: keyset pages must not get slower with depth.
-    const ordered = content.guides.filter((g) => g.status === 'published')
+    const ordered = content.guides
+      .filter((g) => g.status === 'published')
       .map((g) => ({ publishedMs: Date.parse(g.publishedAt!), slug: g.slug }))
       .sort((a, b) => b.publishedMs - a.publishedMs || Buffer.compare(Buffer.from(a.slug), Buffer.from(b.slug)));
     const deepPosition = ordered[Math.floor(ordered.length * 0.9)]!;
@@ -146,7 +166,11 @@ async function measure(backend: Backend, content: ContentSet, imports: number, r
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { sizes: { type: 'string', default: 'sample,10k' }, imports: { type: 'string', default: '3' }, repeats: { type: 'string', default: '30' } },
+    options: {
+      sizes: { type: 'string', default: 'sample,10k' },
+      imports: { type: 'string', default: '3' },
+      repeats: { type: 'string', default: '30' },
+    },
   });
   const results: { corpus: string; backend: string; figures: Figures }[] = [];
   // Other work on the machine moves every figure: the load average is kept next to them.
@@ -160,16 +184,23 @@ async function main(): Promise<void> {
     }
   }
   const f = (ms: number): string => (Number.isNaN(ms) ? '–' : ms >= 100 ? ms.toFixed(0) : ms.toFixed(2));
-  console.log('| corpus | backend | import (ms) | search median (ms) | search p95 (ms) | later search page (ms) | list page 2 (ms) | list page at 90% (ms) | slug lookup (ms) |');
+  console.log(
+    '| corpus | backend | import (ms) | search median (ms) | search p95 (ms) | later search page (ms) | list page 2 (ms) | list page at 90% (ms) | slug lookup (ms) |',
+  );
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const { corpus, backend, figures: m } of results) {
-    console.log(`| ${corpus} | ${backend} | ${f(m.importMs)} | ${f(m.searchMedianMs)} | ${f(m.searchP95Ms)} | ${f(m.deepSearchMedianMs)} | ${f(m.listMedianMs)} | ${f(m.deepListMedianMs)} | ${f(m.detailMedianMs)} |`);
+    console.log(
+      `| ${corpus} | ${backend} | ${f(m.importMs)} | ${f(m.searchMedianMs)} | ${f(m.searchP95Ms)} | ${f(m.deepSearchMedianMs)} | ${f(m.listMedianMs)} | ${f(m.deepListMedianMs)} | ${f(m.detailMedianMs)} |`,
+    );
   }
   const loadAfter = loadavg()[0]!;
   console.log(`\n1-minute load average: ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (2 cores).`);
   const out = path.resolve(import.meta.dirname, 'results');
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, 'store-backends.json'), `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, loadAverage: { before: loadBefore, after: loadAfter }, queries: QUERIES, results }, null, 2)}\n`);
+  writeFileSync(
+    path.join(out, 'store-backends.json'),
+    `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, loadAverage: { before: loadBefore, after: loadAfter }, queries: QUERIES, results }, null, 2)}\n`,
+  );
 }
 
 await main();

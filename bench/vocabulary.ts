@@ -67,9 +67,46 @@ allergen vegetarian vegan halal kosher organic gluten-free sustainable wholesale
 forecast audit inspection permit license certificate complaint feedback rating review survey`);
 
 /** Words with accents and typographic apostrophes, as real guides have (crème brûlée, café). */
-export const ACCENTED_WORDS = words('café crème brûlée purée jalapeño sauté flambé entrée soufflé consommé açaí rosé naïve piña jamón pâté garçon déjà façade');
+export const ACCENTED_WORDS = words(
+  'café crème brûlée purée jalapeño sauté flambé entrée soufflé consommé açaí rosé naïve piña jamón pâté garçon déjà façade',
+);
 
-const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'cl', 'dr', 'fr', 'gr', 'pl', 'pr', 'sh', 'st', 'tr', 'ch', 'th', 'sp', 'bl', 'qu', 'sl'];
+const ONSETS = [
+  'b',
+  'c',
+  'd',
+  'f',
+  'g',
+  'h',
+  'j',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'w',
+  'z',
+  'br',
+  'cl',
+  'dr',
+  'fr',
+  'gr',
+  'pl',
+  'pr',
+  'sh',
+  'st',
+  'tr',
+  'ch',
+  'th',
+  'sp',
+  'bl',
+  'qu',
+  'sl',
+];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ou', 'ie', 'oa', 'ee', 'y'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 's', 't', 'm', 'nd', 'st', 'rt', 'ck', 'ng', 'sh', 'x'];
 const SUFFIXES = ['s', 'ing', 'ed', 'er', 'ment', 'ness', 'ly', 'ion', 'able'];

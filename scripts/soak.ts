@@ -87,7 +87,22 @@ const abuseClients = Number(values['abuse-clients']);
 const abuseSeconds = Number(values['abuse-seconds']);
 /** How many times the abuse step's latency check is measured before a miss fails (see abuse()). */
 const ABUSE_ATTEMPTS = 3;
-const COMMON = ['kitchen', 'menu', 'food', 'staff', 'safety', 'cost', 'service', 'guest', 'clean', 'order', 'the', 'and', 'cook', 'temperature'];
+const COMMON = [
+  'kitchen',
+  'menu',
+  'food',
+  'staff',
+  'safety',
+  'cost',
+  'service',
+  'guest',
+  'clean',
+  'order',
+  'the',
+  'and',
+  'cook',
+  'temperature',
+];
 
 /** `guides serve` as npm start runs it (its environment and node options too), on CPU 0 when it can be pinned. */
 function startServer(databaseUrl: string, content: string, port: number): Promise<GuidesServer> {
@@ -96,8 +111,13 @@ function startServer(databaseUrl: string, content: string, port: number): Promis
     cli: CLI,
     nodeOptions: start.nodeOptions,
     env: {
-      ...start.env, PATH: process.env.PATH, DATABASE_URL: databaseUrl, CONTENT_DIR: content,
-      LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...start.env,
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      CONTENT_DIR: content,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     },
     port,
     cpu: '0',
@@ -130,12 +150,20 @@ async function flood(base: string): Promise<number> {
   const okLatencies: number[] = [];
   let counter = 0;
   await closedLoopLoad({
-    base, connections: abuseConnections, seconds: abuseSeconds, clients: abuseClients,
+    base,
+    connections: abuseConnections,
+    seconds: abuseSeconds,
+    clients: abuseClients,
     next: () => {
       counter += 1;
       // Common terms, and a text never sent before (order and a prefix vary), so no cache answers.
       const pick = (n: number): string => COMMON[n % COMMON.length]!;
-      const words = [pick(counter), pick(Math.floor(counter / 14)), pick(Math.floor(counter / 196)), pick(Math.floor(counter / 2744)).slice(0, 2 + (counter % 4))];
+      const words = [
+        pick(counter),
+        pick(Math.floor(counter / 14)),
+        pick(Math.floor(counter / 196)),
+        pick(Math.floor(counter / 2744)).slice(0, 2 + (counter % 4)),
+      ];
       return { path: `/api/v1/guides?limit=50&q=${encodeURIComponent(words.join(' '))}`, kind: 'search' };
     },
     onResult: (_k, status, ms, _at, retryAfter) => {
@@ -183,17 +211,22 @@ async function main(): Promise<number> {
         await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
         await again.end();
       };
-      execFileSync(process.execPath, [CLI, 'import', content], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
+      execFileSync(process.execPath, [CLI, 'import', content], {
+        env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+        stdio: 'ignore',
+      });
     }
     const startedAt = performance.now();
     server = await startServer(databaseUrl, content, port);
     const running = server;
-    console.log(`== server on ${values.postgres ? 'PostgreSQL' : 'SQLite'} ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s${values.postgres ? '' : ' (first start imports the corpus)'}${hasTaskset() ? ', pinned to CPU 0' : ''}`);
+    console.log(
+      `== server on ${values.postgres ? 'PostgreSQL' : 'SQLite'} ready in ${((performance.now() - startedAt) / 1000).toFixed(1)} s${values.postgres ? '' : ' (first start imports the corpus)'}${hasTaskset() ? ', pinned to CPU 0' : ''}`,
+    );
     const published = await (async () => {
       const found: string[] = [];
       let url: string | undefined = `${server.url}/api/v1/guides?limit=50`;
       while (url && found.length < 400) {
-        const body = await (await fetch(url)).json() as { items: { slug: string }[]; nextCursor?: string };
+        const body = (await (await fetch(url)).json()) as { items: { slug: string }[]; nextCursor?: string };
         found.push(...body.items.map((i) => i.slug));
         url = body.nextCursor ? `${server.url}/api/v1/guides?limit=50&cursor=${body.nextCursor}` : undefined;
       }
@@ -206,10 +239,16 @@ async function main(): Promise<number> {
     const detail = (): { path: string; kind: string } => ({ path: `/api/v1/guides/${hot[counter++ % hot.length]}`, kind: 'detail' });
     async function probe(seconds: number): Promise<number[]> {
       const latencies: number[] = [];
-      await closedLoopLoad({ base: running.url, connections: 4, seconds, next: detail, onResult: (_k, status, ms) => {
-        if (status === 200) latencies.push(ms);
-        else probeFailures[status] = (probeFailures[status] ?? 0) + 1;
-      } });
+      await closedLoopLoad({
+        base: running.url,
+        connections: 4,
+        seconds,
+        next: detail,
+        onResult: (_k, status, ms) => {
+          if (status === 200) latencies.push(ms);
+          else probeFailures[status] = (probeFailures[status] ?? 0) + 1;
+        },
+      });
       return latencies;
     }
     const probeFailures: Record<number, number> = {};
@@ -239,8 +278,18 @@ async function main(): Promise<number> {
     async function abuseOnce(): Promise<string | undefined> {
       await probe(2);
       const idle = await probe(abuseSeconds);
-      const floodArgs = [...process.execArgv, import.meta.filename, '--flood', running.url, '--abuse-connections', String(abuseConnections),
-        '--abuse-clients', String(abuseClients), '--abuse-seconds', String(abuseSeconds + 2)];
+      const floodArgs = [
+        ...process.execArgv,
+        import.meta.filename,
+        '--flood',
+        running.url,
+        '--abuse-connections',
+        String(abuseConnections),
+        '--abuse-clients',
+        String(abuseClients),
+        '--abuse-seconds',
+        String(abuseSeconds + 2),
+      ];
       const floodChild = spawn(...pinnedToCpu('1', [process.execPath, ...floodArgs]), { stdio: ['ignore', 'pipe', 'inherit'] });
       let floodOutput = '';
       floodChild.stdout!.on('data', (chunk: Buffer) => (floodOutput += chunk.toString()));
@@ -248,18 +297,24 @@ async function main(): Promise<number> {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const underFlood = await probe(abuseSeconds);
       const floodExit = await flooded;
-      const counts: FloodCounts = floodExit === 0
-        ? JSON.parse(floodOutput) as FloodCounts
-        : { ok: 0, limited: 0, shed: 0, refusedWithoutRetryAfter: 0, other: 0, okP50: Number.NaN };
+      const counts: FloodCounts =
+        floodExit === 0
+          ? (JSON.parse(floodOutput) as FloodCounts)
+          : { ok: 0, limited: 0, shed: 0, refusedWithoutRetryAfter: 0, other: 0, okP50: Number.NaN };
       if (floodExit !== 0) failures.push(`abuse: the flood process exited with ${floodExit}`);
       const idleP99 = percentile(idle, 0.99);
       const floodP99 = percentile(underFlood, 0.99);
-      console.log(`== abuse: detail p99 idle ${idleP99.toFixed(2)} ms, under a flood of ${abuseConnections} searches in flight from ${abuseClients} clients ${floodP99.toFixed(2)} ms `
-        + `(${(floodP99 / idleP99).toFixed(2)}×); searches: ${counts.ok} answered (p50 ${counts.okP50.toFixed(1)} ms), ${counts.limited} refused with 429, ${counts.shed} with 503, ${counts.other} other`);
+      console.log(
+        `== abuse: detail p99 idle ${idleP99.toFixed(2)} ms, under a flood of ${abuseConnections} searches in flight from ${abuseClients} clients ${floodP99.toFixed(2)} ms ` +
+          `(${(floodP99 / idleP99).toFixed(2)}×); searches: ${counts.ok} answered (p50 ${counts.okP50.toFixed(1)} ms), ${counts.limited} refused with 429, ${counts.shed} with 503, ${counts.other} other`,
+      );
       if (counts.ok === 0) failures.push('abuse: no search of the flood was answered');
-      if (counts.refusedWithoutRetryAfter > 0) failures.push(`abuse: ${counts.refusedWithoutRetryAfter} searches refused without Retry-After`);
+      if (counts.refusedWithoutRetryAfter > 0)
+        failures.push(`abuse: ${counts.refusedWithoutRetryAfter} searches refused without Retry-After`);
       if (counts.other > 0) failures.push(`abuse: ${counts.other} searches answered neither 200, 429 nor 503`);
-      return floodP99 <= 3 * Math.max(idleP99, 1) ? undefined : `abuse: detail p99 ${floodP99.toFixed(2)} ms is over 3× idle (${idleP99.toFixed(2)} ms, floor 1 ms)`;
+      return floodP99 <= 3 * Math.max(idleP99, 1)
+        ? undefined
+        : `abuse: detail p99 ${floodP99.toFixed(2)} ms is over 3× idle (${idleP99.toFixed(2)} ms, floor 1 ms)`;
     }
 
     if (Object.keys(probeFailures).length > 0) {
@@ -282,7 +337,11 @@ async function main(): Promise<number> {
       if (roll < 10) return detail();
       if (roll === 10) return { path: `/api/v1/guides/no-such-guide-${counter % 50}`, kind: 'missing' };
       if (roll < 14) return { path: `/api/v1/guides?limit=${1 + (counter % 50)}`, kind: 'list' };
-      if (roll < 17) return { path: `/api/v1/guides?q=${COMMON[counter % COMMON.length]}${counter % 3 === 0 ? `%20${COMMON[(counter >> 2) % COMMON.length]}` : ''}`, kind: 'search' };
+      if (roll < 17)
+        return {
+          path: `/api/v1/guides?q=${COMMON[counter % COMMON.length]}${counter % 3 === 0 ? `%20${COMMON[(counter >> 2) % COMMON.length]}` : ''}`,
+          kind: 'search',
+        };
       if (roll === 17) return { path: `/api/v1/guides/${published[counter % published.length]}`, kind: 'detail' };
       return { path: roll === 18 ? '/api/v1/product' : '/api/v1/resources', kind: 'meta' };
     };
@@ -290,20 +349,34 @@ async function main(): Promise<number> {
     const rss: { at: number; mb: number }[] = [];
     const rssTimer = setInterval(() => rss.push({ at: performance.now(), mb: (rssKb(server!.child.pid!) ?? Number.NaN) / 1024 }), 1000);
     // Halfway, another process imports changed content: the server must pick it up without an error.
-    const importTimer = setTimeout(() => {
-      writeFileSync(path.join(content, 'guides', 'soak-added-guide.md'), '---\ntitle: Added during the soak\nsummary: Imported while under load.\npublishedAt: 2026-06-01T00:00:00Z\n---\n\nKitchen text.\n');
-      const child = spawn(process.execPath, [CLI, 'import', content], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.on('exit', (code) => {
-        console.log(`== import under load: exit ${code}: ${output.trim().split('\n')[0]}`);
-        if (code !== 0) failures.push(`import under load failed: ${output}`);
-      });
-    }, (durationSeconds * 1000) / 2);
+    const importTimer = setTimeout(
+      () => {
+        writeFileSync(
+          path.join(content, 'guides', 'soak-added-guide.md'),
+          '---\ntitle: Added during the soak\nsummary: Imported while under load.\npublishedAt: 2026-06-01T00:00:00Z\n---\n\nKitchen text.\n',
+        );
+        const child = spawn(process.execPath, [CLI, 'import', content], {
+          env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('exit', (code) => {
+          console.log(`== import under load: exit ${code}: ${output.trim().split('\n')[0]}`);
+          if (code !== 0) failures.push(`import under load failed: ${output}`);
+        });
+      },
+      (durationSeconds * 1000) / 2,
+    );
     const soak = await closedLoopLoad({
       // A connection per client: many users, none over the per-client search limit.
-      base: server.url, connections, clients: connections, seconds: durationSeconds, next: mixed, honourRetryAfter: true,
+      base: server.url,
+      connections,
+      clients: connections,
+      seconds: durationSeconds,
+      next: mixed,
+      honourRetryAfter: true,
       onResult: (kind, status, ms, at, retryAfter) => {
         statuses[status] = (statuses[status] ?? 0) + 1;
         const index = Math.floor((at - soakStart) / 1000 / windowSeconds);
@@ -326,14 +399,20 @@ async function main(): Promise<number> {
     const rssStart = afterWarmup[0]?.mb ?? Number.NaN;
     const rssMax = Math.max(...afterWarmup.map((r) => r.mb));
     const growth = (rssMax - rssStart) / rssStart;
-    console.log(`== soak: ${soak.requests} requests in ${durationSeconds} s at ${connections} connections (${(soak.requests / durationSeconds).toFixed(0)} req/s); statuses ${JSON.stringify(statuses)}`);
-    console.log(`== soak: p99 by ${windowSeconds} s window: ${complete.map((w) => percentile(w, 0.99).toFixed(1)).join(', ')} ms; first after warm-up ${firstP99.toFixed(2)} ms, last ${lastP99.toFixed(2)} ms (${(lastP99 / firstP99).toFixed(2)}×)`);
+    console.log(
+      `== soak: ${soak.requests} requests in ${durationSeconds} s at ${connections} connections (${(soak.requests / durationSeconds).toFixed(0)} req/s); statuses ${JSON.stringify(statuses)}`,
+    );
+    console.log(
+      `== soak: p99 by ${windowSeconds} s window: ${complete.map((w) => percentile(w, 0.99).toFixed(1)).join(', ')} ms; first after warm-up ${firstP99.toFixed(2)} ms, last ${lastP99.toFixed(2)} ms (${(lastP99 / firstP99).toFixed(2)}×)`,
+    );
     console.log(`== soak: server RSS after warm-up ${rssStart.toFixed(1)} MB, max ${rssMax.toFixed(1)} MB (${(growth * 100).toFixed(1)}%)`);
     if (unexpected > 0) failures.push(`soak: ${unexpected} unexpected statuses (${unexpectedSamples.join('; ')})`);
     if (soak.errors > 0) failures.push(`soak: ${soak.errors} socket errors or timeouts (${soak.errorSamples.join('; ')})`);
     const latencyMisses: string[] = [];
-    if (!(lastP99 <= 1.5 * Math.max(firstP99, 1))) latencyMisses.push(`soak: last-window p99 ${lastP99.toFixed(2)} ms is over 1.5× the first (${firstP99.toFixed(2)} ms, floor 1 ms)`);
-    if (shedOther > 0) latencyMisses.push(`soak: ${shedOther} requests other than searches shed with 503 + Retry-After (the event loop stalled)`);
+    if (!(lastP99 <= 1.5 * Math.max(firstP99, 1)))
+      latencyMisses.push(`soak: last-window p99 ${lastP99.toFixed(2)} ms is over 1.5× the first (${firstP99.toFixed(2)} ms, floor 1 ms)`);
+    if (shedOther > 0)
+      latencyMisses.push(`soak: ${shedOther} requests other than searches shed with 503 + Retry-After (the event loop stalled)`);
     for (const miss of latencyMisses) {
       if (values['latency-report-only']) console.log(`MISS ${miss} (reported only)`);
       else failures.push(miss);
@@ -357,20 +436,31 @@ async function main(): Promise<number> {
     // the only failure a client may see: no answer may be cut off, and none may be a 5xx but a 503.
     let drained = 0;
     let drainedBad = 0;
-    const draining = closedLoopLoad({ base: running.url, connections: 20, clients: 20, seconds: 3, next: mixed, honourRetryAfter: true, onResult: (kind, status) => {
-      drained += 1;
-      if (!expected[kind]?.includes(status)) drainedBad += 1;
-    } });
+    const draining = closedLoopLoad({
+      base: running.url,
+      connections: 20,
+      clients: 20,
+      seconds: 3,
+      next: mixed,
+      honourRetryAfter: true,
+      onResult: (kind, status) => {
+        drained += 1;
+        if (!expected[kind]?.includes(status)) drainedBad += 1;
+      },
+    });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const stopped = server.stop();
     const drain = await draining;
     const code = await stopped;
     server = undefined;
-    console.log(`== SIGTERM under load: ${drained} requests answered, ${drain.partial} cut off, ${drain.errors} refused after the listener closed (${drain.errorSamples[0] ?? 'none'}); exit ${code}`);
+    console.log(
+      `== SIGTERM under load: ${drained} requests answered, ${drain.partial} cut off, ${drain.errors} refused after the listener closed (${drain.errorSamples[0] ?? 'none'}); exit ${code}`,
+    );
     if (code !== 0) failures.push(`SIGTERM: exit code ${code}`);
     if (drain.partial > 0) failures.push(`SIGTERM: ${drain.partial} answers cut off`);
     if (drainedBad > 0) failures.push(`SIGTERM: ${drainedBad} unexpected statuses while draining`);
-    if (drain.errorSamples.some((sample) => !/ECONNREFUSED|ECONNRESET|socket hang up/.test(sample))) failures.push(`SIGTERM: unexpected errors: ${drain.errorSamples.join('; ')}`);
+    if (drain.errorSamples.some((sample) => !/ECONNREFUSED|ECONNRESET|socket hang up/.test(sample)))
+      failures.push(`SIGTERM: unexpected errors: ${drain.errorSamples.join('; ')}`);
   } finally {
     if (server) server.child.kill('SIGKILL');
     await dropDatabase();
@@ -381,7 +471,10 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : 1;
 }
 
-(values.flood ? flood(values.flood) : main()).then((code) => process.exit(code), (error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+(values.flood ? flood(values.flood) : main()).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -44,7 +44,16 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger | false;
 }
 
-export const EXPOSED_HEADERS = ['ETag', 'Link', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id', 'Retry-After', 'Last-Modified', 'X-Markdown-Tokens'];
+export const EXPOSED_HEADERS = [
+  'ETag',
+  'Link',
+  'RateLimit',
+  'RateLimit-Policy',
+  'X-Request-Id',
+  'Retry-After',
+  'Last-Modified',
+  'X-Markdown-Tokens',
+];
 
 /** Longest path the router is given; longer ones (and undecodable ones) name nothing. */
 const MAX_ROUTABLE_PATH = 512;
@@ -70,11 +79,12 @@ function rewriteUnroutable(request: { url?: string }): string {
 }
 
 export function buildApp({ config, store, logger }: BuildAppOptions): App {
-  const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> = logger === false
-    ? { logger: false }
-    : logger
-      ? { loggerInstance: logger }
-      : { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } };
+  const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> =
+    logger === false
+      ? { logger: false }
+      : logger
+        ? { loggerInstance: logger }
+        : { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] } };
 
   const connections: ClientErrorCounter = { clientErrors: {} };
   const serializers = createLazySerializers();
@@ -110,9 +120,8 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   let codecPromise: Promise<CursorCodec> | undefined;
   const cursorCodec = (): Promise<CursorCodec> => {
     codecPromise ??= (async () => {
-      const keys = config.cursorSecrets.length > 0
-        ? config.cursorSecrets.map((secret) => Buffer.from(secret, 'utf8'))
-        : [await store.cursorKey()];
+      const keys =
+        config.cursorSecrets.length > 0 ? config.cursorSecrets.map((secret) => Buffer.from(secret, 'utf8')) : [await store.cursorKey()];
       return createCursorCodec(keys);
     })().catch((error: unknown) => {
       codecPromise = undefined;
@@ -134,9 +143,20 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   registerRequestLog(app);
 
   installProblemHandlers(app, { baseUrl: config.publicBaseUrl });
-  const apiCors = { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], exposedHeaders: EXPOSED_HEADERS, strictPreflight: false, maxAge: 86_400 };
+  const apiCors = {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    exposedHeaders: EXPOSED_HEADERS,
+    strictPreflight: false,
+    maxAge: 86_400,
+  };
   // Browser MCP clients POST JSON with the MCP headers, and read the protocol version and limits back.
-  const mcpCors = { ...apiCors, methods: ['POST', 'OPTIONS'], allowedHeaders: MCP_CORS_ALLOWED_HEADERS, exposedHeaders: MCP_CORS_EXPOSED_HEADERS };
+  const mcpCors = {
+    ...apiCors,
+    methods: ['POST', 'OPTIONS'],
+    allowedHeaders: MCP_CORS_ALLOWED_HEADERS,
+    exposedHeaders: MCP_CORS_EXPOSED_HEADERS,
+  };
   app.register(cors, {
     delegator: (request, callback) => callback(null, request.url === MCP_PATH ? mcpCors : apiCors),
   });
@@ -148,7 +168,13 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   const loadShedding = registerLoadShedding(app, config);
   const searchBudget = registerSearchBudget(app, config);
   registerCompression(app);
-  const observe = registerMetrics(app, { cache, rateLimit: rateLimit.stats, loadShedding: loadShedding.stats, searchBudget: searchBudget.stats, connections });
+  const observe = registerMetrics(app, {
+    cache,
+    rateLimit: rateLimit.stats,
+    loadShedding: loadShedding.stats,
+    searchBudget: searchBudget.stats,
+    connections,
+  });
   // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
   if (config.fastPath) registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));

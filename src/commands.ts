@@ -27,7 +27,8 @@ const GLOBAL_OPTIONS = { help: { type: 'boolean', short: 'h' }, version: { type:
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, command?: string) {
   const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
   for (const token of tokens) {
-    if (token.kind === 'option' && !Object.hasOwn(options, token.name)) throw new UsageError(unknownOptionMessage(token.rawName, options), command);
+    if (token.kind === 'option' && !Object.hasOwn(options, token.name))
+      throw new UsageError(unknownOptionMessage(token.rawName, options), command);
   }
   try {
     return parseArgs({ args, options, allowPositionals: true });
@@ -38,7 +39,10 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 }
 
 /** The import's progress on a terminal: files read, validated and written, with their rate; then the commit. */
-function importProgress(bars: typeof CliProgress, dryRun: boolean): { onGuideParsed: (done: number, total: number) => void; stop: () => void } {
+function importProgress(
+  bars: typeof CliProgress,
+  dryRun: boolean,
+): { onGuideParsed: (done: number, total: number) => void; stop: () => void } {
   let bar: CliProgress.SingleBar | undefined;
   const reading = dryRun ? 'reading, validating, planning' : 'reading, validating, writing';
   const finishing = dryRun ? 'planning' : 'committing';
@@ -48,7 +52,10 @@ function importProgress(bars: typeof CliProgress, dryRun: boolean): { onGuidePar
     onGuideParsed: (done, total) => {
       if (!process.stderr.isTTY || total < PROGRESS_THRESHOLD) return;
       if (!bar) {
-        bar = new bars.SingleBar({ stream: process.stderr, format: 'Importing {bar} {value}/{total} files | {rate} files/s | {phase}' }, bars.Presets.shades_classic);
+        bar = new bars.SingleBar(
+          { stream: process.stderr, format: 'Importing {bar} {value}/{total} files | {rate} files/s | {phase}' },
+          bars.Presets.shades_classic,
+        );
         bar.start(total, 0, { rate: '0', phase: reading });
       }
       // The last guide read, the transaction still has its commit (and SQLite its search index) to write.
@@ -66,7 +73,10 @@ async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<
   // Loaded by the commands that use them: `guides serve` on an imported database never needs the
   // content parsers (YAML, front matter, Markdown) or the progress bar, and starts sooner without.
   const [bars, { formatImportSummary, importContentFolder, planContentFolder }, { existsSync }, { sqliteFileOf }] = await Promise.all([
-    import('cli-progress'), import('./content/import-content.js'), import('node:fs'), import('./store/open-store.js'),
+    import('cli-progress'),
+    import('./content/import-content.js'),
+    import('node:fs'),
+    import('./store/open-store.js'),
   ]);
   const config = loadConfig();
   // A dry run against an embedded database that does not exist yet plans against an empty one, and leaves no file behind.
@@ -77,7 +87,10 @@ async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<
   try {
     await store.migrate();
     const load = dryRun ? planContentFolder : importContentFolder;
-    const result = await load(store, path.resolve(dir), { maxGuideBytes: config.maxGuideBytes, onGuideParsed: progress.onGuideParsed }).finally(progress.stop);
+    const result = await load(store, path.resolve(dir), {
+      maxGuideBytes: config.maxGuideBytes,
+      onGuideParsed: progress.onGuideParsed,
+    }).finally(progress.stop);
     if (!result.summary) {
       console.error(`Import refused: ${result.problems.length} problem(s) found; nothing was changed.`);
       for (const problem of result.problems) console.error(`  ${formatProblem(problem)}`);
@@ -134,7 +147,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length !== spec.positionals) {
     // Only import takes an argument.
-    throw new UsageError(spec.positionals === 0 ? `${first} takes no arguments` : `${first} takes exactly one argument: the content folder`, first);
+    throw new UsageError(
+      spec.positionals === 0 ? `${first} takes no arguments` : `${first} takes exactly one argument: the content folder`,
+      first,
+    );
   }
   switch (first) {
     case 'serve': {
@@ -168,5 +184,3 @@ main(process.argv.slice(2)).then(
     }
   },
 );
-
-

@@ -106,11 +106,16 @@ export function loadConfig(env: Env = process.env): Config {
     const url = new URL(publicBaseUrl);
     if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) throw new Error('shape');
   } catch {
-    problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL without query, fragment or credentials, such as https://api.example.com');
+    problems.push(
+      'PUBLIC_BASE_URL must be an absolute http(s) URL without query, fragment or credentials, such as https://api.example.com',
+    );
     publicBaseUrl = `http://localhost:${port}`;
   }
 
-  const cursorSecrets = (read('CURSOR_SECRET') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const cursorSecrets = (read('CURSOR_SECRET') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (cursorSecrets.some((secret) => secret.length < 32)) {
     problems.push('CURSOR_SECRET keys must each be at least 32 characters (comma-separated; the first signs)');
   }
@@ -121,11 +126,16 @@ export function loadConfig(env: Env = process.env): Config {
   const trustProxyValue = read('TRUST_PROXY');
   let trustProxy: Config['trustProxy'] = false;
   if (trustProxyValue !== undefined && !['off', 'false', '0', 'no'].includes(trustProxyValue.toLowerCase())) {
-    const entries = trustProxyValue.split(',').map((s) => s.trim()).filter(Boolean);
+    const entries = trustProxyValue
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const isAddress = (entry: string): boolean =>
       ['loopback', 'linklocal', 'uniquelocal'].includes(entry) || /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(entry);
     if (entries.length === 0 || !entries.every(isAddress)) {
-      problems.push('TRUST_PROXY must be off, or the comma-separated addresses or CIDRs of your proxies (such as 10.0.0.0/8 or loopback); "true" is refused because any client could then choose its own address');
+      problems.push(
+        'TRUST_PROXY must be off, or the comma-separated addresses or CIDRs of your proxies (such as 10.0.0.0/8 or loopback); "true" is refused because any client could then choose its own address',
+      );
     } else {
       trustProxy = entries;
     }
@@ -135,14 +145,19 @@ export function loadConfig(env: Env = process.env): Config {
   if (!SEARCH_PRIORITIES.includes(searchPriority)) problems.push(`SEARCH_PRIORITY must be one of: ${SEARCH_PRIORITIES.join(', ')}`);
 
   const mcpAllowedOrigins: string[] = [];
-  for (const entry of (read('MCP_ALLOWED_ORIGINS') ?? '*').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (read('MCP_ALLOWED_ORIGINS') ?? '*')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (entry === '*') continue;
     try {
       const url = new URL(entry);
       if (!['http:', 'https:'].includes(url.protocol) || url.origin !== entry.replace(/\/+$/, '')) throw new Error('shape');
       mcpAllowedOrigins.push(url.origin);
     } catch {
-      problems.push('MCP_ALLOWED_ORIGINS must be * (any) or comma-separated origins such as https://app.example.com or http://localhost:5173');
+      problems.push(
+        'MCP_ALLOWED_ORIGINS must be * (any) or comma-separated origins such as https://app.example.com or http://localhost:5173',
+      );
     }
   }
 

@@ -12,7 +12,8 @@ const RESTART_PAUSE_MS = 1000;
 function parseWorkers(value: string | undefined): number {
   if (value === undefined) return 1;
   if (value === 'auto') return availableParallelism();
-  if (!/^[1-9][0-9]{0,2}$/.test(value)) throw Object.assign(new Error('--workers must be a whole number from 1 to 999, or auto'), { code: 'ERR_PARSE_ARGS_WORKERS' });
+  if (!/^[1-9][0-9]{0,2}$/.test(value))
+    throw Object.assign(new Error('--workers must be a whole number from 1 to 999, or auto'), { code: 'ERR_PARSE_ARGS_WORKERS' });
   return Number(value);
 }
 
@@ -51,7 +52,9 @@ export async function runServe(config: Config, options: ServeOptions): Promise<n
     if (workers !== 1) throw Object.assign(new Error('--watch runs one process: leave out --workers'), { code: 'ERR_PARSE_ARGS_WATCH' });
     // Several instances on PostgreSQL each watching a folder would import it against each other.
     if (!config.databaseUrl.startsWith('sqlite:')) {
-      throw new Error('--watch works on the embedded database only (DATABASE_URL=sqlite:<file>); on PostgreSQL, run guides import after each change');
+      throw new Error(
+        '--watch works on the embedded database only (DATABASE_URL=sqlite:<file>); on PostgreSQL, run guides import after each change',
+      );
     }
   }
   if (workers === 1 || !cluster.isPrimary) {
@@ -102,7 +105,10 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   if (stopSignal) return 0;
 
   if (config.rateLimitPerMinute > 0 && config.redisUrl === undefined) {
-    log.warn({ workers }, 'without REDIS_URL each worker keeps its own rate-limit counters, so a client may get up to workers × RATE_LIMIT_PER_MINUTE; set REDIS_URL to share them');
+    log.warn(
+      { workers },
+      'without REDIS_URL each worker keeps its own rate-limit counters, so a client may get up to workers × RATE_LIMIT_PER_MINUTE; set REDIS_URL to share them',
+    );
   }
   const { answerClusterMetricsRequests } = await import('./http/plugins/metrics-cluster.js');
   answerClusterMetricsRequests();

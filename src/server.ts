@@ -43,20 +43,25 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = pino({ level: config.logLevel, base: { pid: process.pid } });
   if (!isLoopback(config.host) && config.publicBaseUrl === `http://localhost:${config.port}`) {
     // Every absolute link (list pages, cursors' next links, OpenAPI servers, /docs) would point clients at their own machine.
-    logger.warn({ host: config.host, publicBaseUrl: config.publicBaseUrl },
-      'PUBLIC_BASE_URL is left at its default while HOST is not a loopback address: every absolute link points at localhost; set PUBLIC_BASE_URL to the URL clients reach this service at');
+    logger.warn(
+      { host: config.host, publicBaseUrl: config.publicBaseUrl },
+      'PUBLIC_BASE_URL is left at its default while HOST is not a loopback address: every absolute link points at localhost; set PUBLIC_BASE_URL to the URL clients reach this service at',
+    );
   }
   const running: { close?: () => Promise<void> } = {};
   let stopSignal: NodeJS.Signals | undefined;
   const shutDown = (signal: NodeJS.Signals, stop: () => Promise<void>): void => {
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: no new connections, finishing in-flight requests');
-    stop().then(() => {
-      logger.info('shutdown complete');
-      process.exit(0);
-    }, (err: unknown) => {
-      logger.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    stop().then(
+      () => {
+        logger.info('shutdown complete');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   if (options.handleSignals) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -72,7 +77,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
 
   const store: GuideStore = await openStore({
-    databaseUrl: config.databaseUrl, poolSize: config.pgPoolSize, watchFile: true, searchWorkers: config.searchWorkers, searchPriority: config.searchPriority,
+    databaseUrl: config.databaseUrl,
+    poolSize: config.pgPoolSize,
+    watchFile: true,
+    searchWorkers: config.searchWorkers,
+    searchPriority: config.searchPriority,
   });
   await store.migrate();
   try {

@@ -14,10 +14,15 @@ export function startWorker(callerUrl: string, name: string, workerData: unknown
   const isSource = callerUrl.endsWith('.ts');
   const entry = new URL(`./${name}.${isSource ? 'ts' : 'js'}`, callerUrl);
   const tsx = isSource ? import.meta.resolve('tsx/esm/api') : '';
-  const start = (options: string[]): Worker => (isSource
-    ? new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`,
-      { eval: true, workerData, execArgv: options, ...(resourceLimits ? { resourceLimits } : {}) })
-    : new Worker(entry, { workerData, execArgv: options, ...(resourceLimits ? { resourceLimits } : {}) }));
+  const start = (options: string[]): Worker =>
+    isSource
+      ? new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => tsx.register()).then(() => import(${JSON.stringify(entry.href)}))`, {
+          eval: true,
+          workerData,
+          execArgv: options,
+          ...(resourceLimits ? { resourceLimits } : {}),
+        })
+      : new Worker(entry, { workerData, execArgv: options, ...(resourceLimits ? { resourceLimits } : {}) });
   try {
     return start(execArgv);
   } catch (error) {

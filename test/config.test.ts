@@ -70,7 +70,17 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '-1',
     });
     const names = problems.map((p) => p.split(' ')[0]);
-    expect(names).toEqual(expect.arrayContaining(['DATABASE_URL', 'PORT', 'PUBLIC_BASE_URL', 'CURSOR_SECRET', 'REDIS_URL', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'DATABASE_URL',
+        'PORT',
+        'PUBLIC_BASE_URL',
+        'CURSOR_SECRET',
+        'REDIS_URL',
+        'LOG_LEVEL',
+        'RATE_LIMIT_PER_MINUTE',
+      ]),
+    );
     expect(problems).toHaveLength(7);
     expect(problems.join('\n')).not.toContain(secret);
     expect(problems.join('\n')).not.toContain('pw@');
@@ -83,6 +93,8 @@ describe('loadConfig', () => {
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {
-    expect(problemsOf({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' })).toEqual(['HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS']);
+    expect(problemsOf({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' })).toEqual([
+      'HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS',
+    ]);
   });
 });

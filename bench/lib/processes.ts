@@ -95,10 +95,12 @@ export async function startGuidesServer(start: ServerStart): Promise<GuidesServe
     if (stderr.length > 50) stderr.shift();
   });
   let exited = false;
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    exited = true;
-    resolve(code);
-  }));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      exited = true;
+      resolve(code);
+    }),
+  );
   for (;;) {
     if (exited) throw new Error(`the server exited before it was ready:\n${stderr.join('')}`);
     if ((await statusOf(`${url}/readyz`)) === 200) break;
@@ -109,7 +111,9 @@ export async function startGuidesServer(start: ServerStart): Promise<GuidesServe
     await new Promise((resolve) => setTimeout(resolve, start.pollMs));
   }
   return {
-    child, url, stderr,
+    child,
+    url,
+    stderr,
     readyMs: performance.now() - started,
     stop: () => {
       if (!exited) child.kill('SIGTERM');

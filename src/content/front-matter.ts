@@ -36,12 +36,18 @@ const DOUBLE_QUOTED = /^"(?:[^"\\\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\uf
 const PLAIN = /^[\p{L}\p{N}][^\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff#]*$/u;
 const FLOW_PLAIN = /^[A-Za-z0-9][A-Za-z0-9 _./?=&%+@-]*$/;
 /** Plain scalars that YAML's core schema reads as null, a boolean or a number (or could: a superset). */
-const NOT_A_STRING = /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
+const NOT_A_STRING =
+  /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
 
 /** A plain scalar that YAML reads as exactly this string, in block (or, `inFlow`, flow) context. */
 function isPlainString(value: string, inFlow: boolean): boolean {
-  return (inFlow ? FLOW_PLAIN : PLAIN).test(value) && !NOT_A_STRING.test(value) && !value.endsWith(' ') && !value.endsWith(':')
-    && !value.includes(': ');
+  return (
+    (inFlow ? FLOW_PLAIN : PLAIN).test(value) &&
+    !NOT_A_STRING.test(value) &&
+    !value.endsWith(' ') &&
+    !value.endsWith(':') &&
+    !value.includes(': ')
+  );
 }
 
 function readValue(raw: string): { value: unknown } | undefined {

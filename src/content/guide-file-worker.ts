@@ -21,7 +21,9 @@ function answerBatches(preparer: GuidePreparer | undefined): void {
     const results = request.files.map(({ name, ...read }) => prepareGuideFile(name, read, preparer));
     const newEntries = preparer ? preparer.takeNewEntries() : [];
     // Hand buffers over instead of copying them.
-    const transfer = preparer ? results.flatMap((result) => (result.prepared === undefined ? [] : preparer.transferables(result.prepared))) : [];
+    const transfer = preparer
+      ? results.flatMap((result) => (result.prepared === undefined ? [] : preparer.transferables(result.prepared)))
+      : [];
     parentPort?.postMessage({ batch: request.batch, results, newEntries } satisfies GuideWorkerReply, transfer);
   });
 }

@@ -122,7 +122,11 @@ export function prepareGuideFile(name: string, read: GuideSource, preparer?: Gui
 }
 
 /** Reads the guide files `names` (sorted) of `dir`, yielding each result in that order. */
-export async function* readGuideFiles(dir: string, names: readonly string[], options: ReadGuideFilesOptions = {}): AsyncGenerator<GuideFileResult> {
+export async function* readGuideFiles(
+  dir: string,
+  names: readonly string[],
+  options: ReadGuideFilesOptions = {},
+): AsyncGenerator<GuideFileResult> {
   const workers = options.workers ?? (names.length >= MIN_FILES_FOR_WORKERS ? Math.min(os.availableParallelism(), MAX_WORKERS) : 0);
   if (workers < 1 || (options.workers === undefined && workers < 2)) {
     const preparer = options.preparation?.create();
@@ -145,7 +149,13 @@ function toResult(reply: FileReply, preparer: GuidePreparer | undefined, diction
   return { file, problems, prepared: { guide, contentHash, ...(search === undefined ? {} : { search }) } };
 }
 
-async function* readOnWorkers(dir: string, names: readonly string[], count: number, preparation: GuidePreparation | undefined, maxBytes?: number): AsyncGenerator<GuideFileResult> {
+async function* readOnWorkers(
+  dir: string,
+  names: readonly string[],
+  count: number,
+  preparation: GuidePreparation | undefined,
+  maxBytes?: number,
+): AsyncGenerator<GuideFileResult> {
   const batches: string[][] = [];
   for (let start = 0; start < names.length; start += BATCH_FILES) batches.push(names.slice(start, start + BATCH_FILES));
   const data: GuideWorkerData = preparation ? { preparerModuleUrl: preparation.moduleUrl } : {};
@@ -178,7 +188,10 @@ async function* readOnWorkers(dir: string, names: readonly string[], count: numb
     slot.worker.on('message', (reply: GuideWorkerReply) => {
       slot.inFlight -= 1;
       for (const entry of reply.newEntries) slot.dictionary.push(entry);
-      ready.set(reply.batch, reply.results.map((result) => toResult(result, completer, slot.dictionary)));
+      ready.set(
+        reply.batch,
+        reply.results.map((result) => toResult(result, completer, slot.dictionary)),
+      );
       dispatch();
       wake?.();
     });

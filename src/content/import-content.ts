@@ -55,13 +55,22 @@ export async function planContentFolder(store: GuideStore, dir: string, options:
   const resourcesChanged = stored === undefined || JSON.stringify(await store.getResources()) !== JSON.stringify(resources);
   const version = await store.contentVersion();
   const changes = writes + archived > 0 || productChanged || resourcesChanged;
-  return { summary: { ...planner.summary, productChanged, resourcesChanged, contentVersion: changes ? version + 1 : version }, problems: [], guideFileCount };
+  return {
+    summary: { ...planner.summary, productChanged, resourcesChanged, contentVersion: changes ? version + 1 : version },
+    problems: [],
+    guideFileCount,
+  };
 }
 
 export function formatImportSummary(summary: ImportSummary, guideFileCount: number, { dryRun = false } = {}): string {
-  const counts = `${summary.created.length} created, ${summary.updated.length} updated, `
-    + `${summary.unchanged} unchanged, ${summary.moved.length} moved between states.`;
-  const lines = [dryRun ? `Dry run, nothing written: importing ${guideFileCount} guide file(s) would give ${counts}` : `Imported ${guideFileCount} guide file(s): ${counts}`];
+  const counts =
+    `${summary.created.length} created, ${summary.updated.length} updated, ` +
+    `${summary.unchanged} unchanged, ${summary.moved.length} moved between states.`;
+  const lines = [
+    dryRun
+      ? `Dry run, nothing written: importing ${guideFileCount} guide file(s) would give ${counts}`
+      : `Imported ${guideFileCount} guide file(s): ${counts}`,
+  ];
   if (summary.created.length > 0) lines.push(`  created: ${summary.created.join(', ')}`);
   if (summary.updated.length > 0) lines.push(`  updated: ${summary.updated.join(', ')}`);
   for (const move of summary.moved) lines.push(`  moved: ${move.slug} (${move.from} → ${move.to})`);

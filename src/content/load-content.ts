@@ -111,7 +111,8 @@ function readResources(value: unknown, problems: ContentProblem[]): ResourceLink
     const title = linkFields.text(link, 'title', { required: true, maxLength: 200 });
     const type = linkFields.text(link, 'type', { required: false, maxLength: 200 });
     if (type !== undefined && !/^[\w.+-]+\/[\w.+-]+$/.test(type)) linkFields.problem('type', 'must be a media type such as text/html');
-    if (rel !== undefined && href !== undefined && title !== undefined) links.push(type ? { rel, href, title, type } : { rel, href, title });
+    if (rel !== undefined && href !== undefined && title !== undefined)
+      links.push(type ? { rel, href, title, type } : { rel, href, title });
   });
   return links;
 }

@@ -71,7 +71,8 @@ export function analyzeMarkdown(markdown: string): MarkdownFacts {
       const children = token.children ?? [];
       const first = children[0];
       // A task list item's check is list syntax, not text (as GFM reads `- [x] done`).
-      const isTaskItem = tokens[i - 1]?.type === 'paragraph_open' && tokens[i - 2]?.type === 'list_item_open' && TASK_CHECK.test(token.content);
+      const isTaskItem =
+        tokens[i - 1]?.type === 'paragraph_open' && tokens[i - 2]?.type === 'list_item_open' && TASK_CHECK.test(token.content);
       if (isTaskItem && first?.type === 'text' && CHECK_TEXT.test(first.content)) {
         raw = first.content.slice(3) + inlineText(children.slice(1));
       } else {

@@ -10,7 +10,16 @@ import { analyzeMarkdown } from './markdown.js';
 import type { ContentProblem } from './problems.js';
 
 export const FRONT_MATTER_FIELDS = [
-  'title', 'summary', 'status', 'publishedAt', 'updatedAt', 'tags', 'language', 'author', 'canonicalUrl', 'slug',
+  'title',
+  'summary',
+  'status',
+  'publishedAt',
+  'updatedAt',
+  'tags',
+  'language',
+  'author',
+  'canonicalUrl',
+  'slug',
 ] as const;
 
 /** Names gray-matter gives YAML after the opening `---`: every other one would pick another engine, JavaScript's among them. */
@@ -89,9 +98,10 @@ function readAuthor(fields: FieldReader, record: Record<string, unknown>): Autho
  */
 function faultOffset(errors: readonly YAMLError[]): number {
   const [first] = errors as [YAMLError];
-  const spanning = first.code === 'BLOCK_AS_IMPLICIT_KEY'
-    ? errors.find((error) => error.code === 'MULTILINE_IMPLICIT_KEY' && error.pos[0] === first.pos[0])
-    : undefined;
+  const spanning =
+    first.code === 'BLOCK_AS_IMPLICIT_KEY'
+      ? errors.find((error) => error.code === 'MULTILINE_IMPLICIT_KEY' && error.pos[0] === first.pos[0])
+      : undefined;
   return spanning ? spanning.pos[1] : first.pos[0];
 }
 
@@ -124,7 +134,15 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   } else {
     const language = otherFrontMatterLanguage(source);
     if (language !== undefined) {
-      return { problems: [{ file, field: 'front matter', message: 'must be YAML (a block opened by --- alone); other front-matter languages are never run' }] };
+      return {
+        problems: [
+          {
+            file,
+            field: 'front matter',
+            message: 'must be YAML (a block opened by --- alone); other front-matter languages are never run',
+          },
+        ],
+      };
     }
     try {
       // A fresh options object per call keeps gray-matter from serving a cached parse of equal text.
@@ -144,8 +162,10 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   const slugValue = data.slug === undefined ? fileSlug : data.slug;
   const slug = typeof slugValue === 'string' ? slugValue : '';
   if (!isValidSlug(slug)) {
-    fields.problem(data.slug === undefined ? 'file name' : 'slug',
-      `must be a slug: lowercase letters and digits in words joined by single hyphens, at most ${SLUG_MAX_LENGTH} characters`);
+    fields.problem(
+      data.slug === undefined ? 'file name' : 'slug',
+      `must be a slug: lowercase letters and digits in words joined by single hyphens, at most ${SLUG_MAX_LENGTH} characters`,
+    );
   }
   const statusValue = data.status ?? 'published';
   const status = GUIDE_STATUSES.includes(statusValue as GuideStatus) ? (statusValue as GuideStatus) : undefined;
@@ -166,7 +186,8 @@ export function parseGuideFile(file: string, fileSlug: string, source: string): 
   if (markdown.trim() === '') fields.problem('body', 'is empty: write the guide below the front matter');
   // NUL and other control characters (tab and line breaks aside) are never text; PostgreSQL refuses NUL outright.
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  else if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(markdown)) fields.problem('body', 'contains control characters (such as NUL); save the file as plain UTF-8 text');
+  else if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(markdown))
+    fields.problem('body', 'contains control characters (such as NUL); save the file as plain UTF-8 text');
 
   if (problems.length > 0 || !status || title === undefined || summary === undefined) return { problems };
   const facts = analyzeMarkdown(markdown);

@@ -16,7 +16,12 @@ export interface ContentWatcher {
   close(): Promise<void>;
 }
 
-export function watchContentFolder(dir: string, store: GuideStore, logger: Logger, options: { maxGuideBytes?: number } = {}): ContentWatcher {
+export function watchContentFolder(
+  dir: string,
+  store: GuideStore,
+  logger: Logger,
+  options: { maxGuideBytes?: number } = {},
+): ContentWatcher {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let changedMeanwhile = false;
@@ -29,7 +34,8 @@ export function watchContentFolder(dir: string, store: GuideStore, logger: Logge
       logger.info({ created, updated, moved, contentVersion }, 'content folder changed: imported');
       return;
     }
-    for (const problem of result.problems) logger.error({ problem }, `content problem, the last good content stays served: ${formatProblem(problem)}`);
+    for (const problem of result.problems)
+      logger.error({ problem }, `content problem, the last good content stays served: ${formatProblem(problem)}`);
   };
   const run = (): void => {
     if (isClosed) return;

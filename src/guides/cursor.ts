@@ -16,9 +16,7 @@ export interface SearchPosition extends ListPosition {
   score: number;
 }
 
-export type CursorPayload =
-  | { kind: 'list'; after: ListPosition }
-  | { kind: 'search'; q: string; after: SearchPosition };
+export type CursorPayload = { kind: 'list'; after: ListPosition } | { kind: 'search'; q: string; after: SearchPosition };
 
 export interface CursorCodec {
   encode(payload: CursorPayload): string;
@@ -40,8 +38,7 @@ function mac(key: Buffer, body: string): Buffer {
 function toPayload(value: unknown): CursorPayload | undefined {
   if (!Array.isArray(value) || value[0] !== VERSION) return undefined;
   const [, kind, ...rest] = value as unknown[];
-  const isPosition = (ms: unknown, slug: unknown): ms is number =>
-    Number.isSafeInteger(ms) && typeof slug === 'string' && slug.length > 0;
+  const isPosition = (ms: unknown, slug: unknown): ms is number => Number.isSafeInteger(ms) && typeof slug === 'string' && slug.length > 0;
   if (kind === 'l' && rest.length === 2 && isPosition(rest[0], rest[1])) {
     return { kind: 'list', after: { publishedMs: rest[0], slug: rest[1] as string } };
   }

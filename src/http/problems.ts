@@ -8,42 +8,80 @@ import { MAX_LIMIT, MAX_QUERY_LENGTH } from '../guides/limits.js';
 import { StoreUnavailableError } from '../store/guide-store.js';
 
 export const PROBLEM_TYPES = {
-  'invalid-parameter': { status: 400, title: 'Invalid parameter',
+  'invalid-parameter': {
+    status: 400,
+    title: 'Invalid parameter',
     about: 'A query parameter is malformed, out of range, repeated or unknown.',
-    advice: 'Read `errors`: each entry names the parameter and what it must be. Fix the request; do not retry it unchanged.' },
-  'invalid-cursor': { status: 400, title: 'Invalid cursor',
+    advice: 'Read `errors`: each entry names the parameter and what it must be. Fix the request; do not retry it unchanged.',
+  },
+  'invalid-cursor': {
+    status: 400,
+    title: 'Invalid cursor',
     about: 'The `cursor` was altered, truncated, made by another deployment, or belongs to a different search.',
-    advice: 'Pass `nextCursor` back exactly as received, with the same `q` or none. Restart from the first page if the walk is lost.' },
-  'bad-request': { status: 400, title: 'Bad request',
+    advice: 'Pass `nextCursor` back exactly as received, with the same `q` or none. Restart from the first page if the walk is lost.',
+  },
+  'bad-request': {
+    status: 400,
+    title: 'Bad request',
     about: 'The HTTP request itself could not be understood.',
-    advice: 'Send a well-formed HTTP/1.1 request with a valid URL.' },
-  'not-found': { status: 404, title: 'Not found',
+    advice: 'Send a well-formed HTTP/1.1 request with a valid URL.',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
     about: 'No published guide or API route has this URL.',
-    advice: 'Check the slug against GET /api/v1/guides. Unpublished and unknown guides look the same on purpose.' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed',
+    advice: 'Check the slug against GET /api/v1/guides. Unpublished and unknown guides look the same on purpose.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
     about: 'This API is read-only.',
-    advice: 'Use GET or HEAD (or OPTIONS for CORS preflight); see the Allow header.' },
-  'request-timeout': { status: 408, title: 'Request timeout',
+    advice: 'Use GET or HEAD (or OPTIONS for CORS preflight); see the Allow header.',
+  },
+  'request-timeout': {
+    status: 408,
+    title: 'Request timeout',
     about: 'The client did not send a complete request in time; the connection is closed.',
-    advice: 'Send the whole request at once; slow or stalled uploads of headers are cut off.' },
-  'payload-too-large': { status: 413, title: 'Payload too large',
+    advice: 'Send the whole request at once; slow or stalled uploads of headers are cut off.',
+  },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
     about: 'The request body is larger than this server accepts.',
-    advice: 'Send one JSON-RPC message of at most 64 KiB to POST /mcp.' },
-  'uri-too-long': { status: 414, title: 'URI too long',
+    advice: 'Send one JSON-RPC message of at most 64 KiB to POST /mcp.',
+  },
+  'uri-too-long': {
+    status: 414,
+    title: 'URI too long',
     about: 'The request URL is longer than this server accepts.',
-    advice: `Shorten the query: \`q\` is at most ${MAX_QUERY_LENGTH} characters and cursors are short.` },
-  'rate-limited': { status: 429, title: 'Too many requests',
-    about: 'This client has used its request budget for the current window, or already has the most searches in flight that one client may have.',
-    advice: 'Wait the number of seconds in Retry-After (or for the answers to your searches); the RateLimit header shows the remaining budget.' },
-  'request-header-fields-too-large': { status: 431, title: 'Request header fields too large',
+    advice: `Shorten the query: \`q\` is at most ${MAX_QUERY_LENGTH} characters and cursors are short.`,
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Too many requests',
+    about:
+      'This client has used its request budget for the current window, or already has the most searches in flight that one client may have.',
+    advice:
+      'Wait the number of seconds in Retry-After (or for the answers to your searches); the RateLimit header shows the remaining budget.',
+  },
+  'request-header-fields-too-large': {
+    status: 431,
+    title: 'Request header fields too large',
     about: 'The request headers are larger than this server accepts.',
-    advice: 'Send fewer or smaller headers.' },
-  'internal-error': { status: 500, title: 'Internal error',
+    advice: 'Send fewer or smaller headers.',
+  },
+  'internal-error': {
+    status: 500,
+    title: 'Internal error',
     about: 'The server failed unexpectedly. The failure was logged with the request id.',
-    advice: 'Retry later; report the X-Request-Id if it persists.' },
-  'service-unavailable': { status: 503, title: 'Service unavailable',
+    advice: 'Retry later; report the X-Request-Id if it persists.',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'Service unavailable',
     about: 'The server is overloaded or cannot reach its database right now.',
-    advice: 'Retry after the number of seconds in Retry-After.' },
+    advice: 'Retry after the number of seconds in Retry-After.',
+  },
 } as const;
 
 export type ProblemName = keyof typeof PROBLEM_TYPES;
@@ -97,7 +135,8 @@ export class InvalidCursorError extends AppError {
   }
 }
 
-export const MCP_METHOD_NOT_ALLOWED_DETAIL = 'The MCP endpoint takes POST only: it keeps no sessions, so there is no GET stream and nothing to DELETE.';
+export const MCP_METHOD_NOT_ALLOWED_DETAIL =
+  'The MCP endpoint takes POST only: it keeps no sessions, so there is no GET stream and nothing to DELETE.';
 export const NOT_FOUND_DETAIL = 'There is no published guide or API resource at this URL.';
 export const RETRY_AFTER_SECONDS = 5;
 
@@ -148,7 +187,11 @@ function toParameterErrors(request: FastifyRequest, validation: readonly AjvErro
     if (error.keyword === 'additionalProperty' || error.keyword === 'additionalProperties') {
       const raw = String(error.params.additionalProperty ?? '');
       const name = raw.length <= SAFE_NAME_MAX_LENGTH && SAFE_NAME.test(raw) ? raw : '(unprintable name)';
-      byName.set(`unknown:${name}`, { in: 'query', name, detail: `is not a parameter of this operation; accepted parameters: ${acceptedParameters(request)}` });
+      byName.set(`unknown:${name}`, {
+        in: 'query',
+        name,
+        detail: `is not a parameter of this operation; accepted parameters: ${acceptedParameters(request)}`,
+      });
       continue;
     }
     const name = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -182,17 +225,29 @@ export function installProblemHandlers(app: FastifyInstance, { baseUrl }: ErrorH
     }
     if (error instanceof StoreUnavailableError) {
       request.log.error({ err: error }, 'database unavailable');
-      return sendProblem(reply, problemBody(baseUrl, 'service-unavailable', 'The service cannot reach its database right now. Retry shortly.'),
-        { 'retry-after': String(RETRY_AFTER_SECONDS) });
+      return sendProblem(
+        reply,
+        problemBody(baseUrl, 'service-unavailable', 'The service cannot reach its database right now. Retry shortly.'),
+        { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      );
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       request.log.info({ err: error }, 'client error');
-      const name: ProblemName = status === 413 ? 'payload-too-large' : status === 414 ? 'uri-too-long'
-        : status === 431 ? 'request-header-fields-too-large' : 'bad-request';
+      const name: ProblemName =
+        status === 413
+          ? 'payload-too-large'
+          : status === 414
+            ? 'uri-too-long'
+            : status === 431
+              ? 'request-header-fields-too-large'
+              : 'bad-request';
       return sendProblem(reply, problemBody(baseUrl, name, PROBLEM_TYPES[name].about));
     }
     request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(reply, problemBody(baseUrl, 'internal-error', 'The server failed unexpectedly. The failure was logged with this request id.'));
+    return sendProblem(
+      reply,
+      problemBody(baseUrl, 'internal-error', 'The server failed unexpectedly. The failure was logged with this request id.'),
+    );
   });
 }

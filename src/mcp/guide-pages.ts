@@ -74,8 +74,9 @@ export async function listGuides(context: RouteContext, options: ListOptions): P
 
   const wantedTag = tag?.toLowerCase();
   const wantedLanguage = language?.toLowerCase();
-  const matches = (guide: GuideSummaryData): boolean => (wantedTag === undefined || guide.tags.some((t) => t.toLowerCase() === wantedTag))
-    && (wantedLanguage === undefined || guide.language.toLowerCase() === wantedLanguage);
+  const matches = (guide: GuideSummaryData): boolean =>
+    (wantedTag === undefined || guide.tags.some((t) => t.toLowerCase() === wantedTag)) &&
+    (wantedLanguage === undefined || guide.language.toLowerCase() === wantedLanguage);
   const items: GuideSummaryData[] = [];
   let scanned = 0;
   let position = after;

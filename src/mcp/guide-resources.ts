@@ -22,16 +22,21 @@ export function markdownUri(urlBase: string, slug: string): string {
 export function registerGuideResources(server: McpServer, context: RouteContext): void {
   const base = context.config.publicBaseUrl;
 
-  server.registerResource('guide', new ResourceTemplate(markdownUri(base, '{slug}'), { list: undefined }), {
-    title: 'Guide (Markdown)',
-    description: 'A published guide as Markdown: YAML front matter with its metadata, then the body as authored.',
-    mimeType: 'text/markdown',
-  }, async (uri, variables): Promise<ReadResourceResult> => {
-    const slug = variables.slug;
-    const guide = typeof slug === 'string' ? await getGuide(context, slug) : undefined;
-    if (!guide) throw new ResourceNotFoundError(uri.href, RESOURCE_NOT_FOUND_MESSAGE);
-    return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: renderGuideMarkdown(guide, guideUrl(base, guide.slug)) }] };
-  });
+  server.registerResource(
+    'guide',
+    new ResourceTemplate(markdownUri(base, '{slug}'), { list: undefined }),
+    {
+      title: 'Guide (Markdown)',
+      description: 'A published guide as Markdown: YAML front matter with its metadata, then the body as authored.',
+      mimeType: 'text/markdown',
+    },
+    async (uri, variables): Promise<ReadResourceResult> => {
+      const slug = variables.slug;
+      const guide = typeof slug === 'string' ? await getGuide(context, slug) : undefined;
+      if (!guide) throw new ResourceNotFoundError(uri.href, RESOURCE_NOT_FOUND_MESSAGE);
+      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: renderGuideMarkdown(guide, guideUrl(base, guide.slug)) }] };
+    },
+  );
 
   // McpServer lists a template's resources in one page; this lists them newest first, page by page,
   // with the REST list's signed cursors.
@@ -41,7 +46,8 @@ export function registerGuideResources(server: McpServer, context: RouteContext)
     let after: ListPosition | undefined;
     if (cursor !== undefined) {
       const position = codec.decode(cursor);
-      if (position?.kind !== 'list') throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor back unchanged.');
+      if (position?.kind !== 'list')
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor back unchanged.');
       after = position.after;
     }
     const page = await context.store.listPublishedGuides({ limit: RESOURCES_PER_PAGE, ...(after ? { after } : {}) });

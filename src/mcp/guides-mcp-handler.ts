@@ -12,8 +12,9 @@ import { SOFTWARE_VERSION } from '../version.js';
 import { registerGuideResources } from './guide-resources.js';
 import { registerGuideTools } from './guide-tools.js';
 
-const INSTRUCTIONS = 'Restaurant guides, public and read-only. Find guides with search_guides (or list_guides), '
-  + 'then read one with get_guide; cite the guide\'s url.';
+const INSTRUCTIONS =
+  'Restaurant guides, public and read-only. Find guides with search_guides (or list_guides), ' +
+  "then read one with get_guide; cite the guide's url.";
 
 /** The tool list changes only with a new release; guide lists and documents as often as REST's max-age allows. */
 const ONE_HOUR_MS = 3_600_000;
@@ -22,19 +23,22 @@ export function createGuidesMcpHandler(context: RouteContext, log: FastifyBaseLo
   const content: CacheHint = { ttlMs: context.config.cacheMaxAgeSeconds * 1000, cacheScope: 'public' };
   const release: CacheHint = { ttlMs: ONE_HOUR_MS, cacheScope: 'public' };
   const factory = (): McpServer => {
-    const server = new McpServer({ name: 'restaurant-guides', title: 'Restaurant Guides', version: SOFTWARE_VERSION }, {
-      instructions: INSTRUCTIONS,
-      // Nothing is ever notified: the tools change only with a release, and a stateless instance
-      // cannot tell the other instances' clients about an import.
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-      cacheHints: {
-        'server/discover': release,
-        'tools/list': release,
-        'resources/templates/list': release,
-        'resources/list': content,
-        'resources/read': content,
+    const server = new McpServer(
+      { name: 'restaurant-guides', title: 'Restaurant Guides', version: SOFTWARE_VERSION },
+      {
+        instructions: INSTRUCTIONS,
+        // Nothing is ever notified: the tools change only with a release, and a stateless instance
+        // cannot tell the other instances' clients about an import.
+        capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+        cacheHints: {
+          'server/discover': release,
+          'tools/list': release,
+          'resources/templates/list': release,
+          'resources/list': content,
+          'resources/read': content,
+        },
       },
-    });
+    );
     registerGuideTools(server, context, log);
     registerGuideResources(server, context);
     return server;

@@ -41,16 +41,23 @@ function listItem(guide: GuideSummaryData, urlBase: string): GuideSummary {
 
 /** The page as response bytes (UTF-8 JSON). */
 export function guideListBody(items: readonly GuideSummaryData[], urlBase: string, nextCursor?: string): Buffer {
-  return Buffer.from(stringify({
-    items: items.map((guide) => listItem(guide, urlBase)),
-    ...(nextCursor === undefined ? {} : { nextCursor }),
-  }), 'utf8');
+  return Buffer.from(
+    stringify({
+      items: items.map((guide) => listItem(guide, urlBase)),
+      ...(nextCursor === undefined ? {} : { nextCursor }),
+    }),
+    'utf8',
+  );
 }
 
 /**
  * A search page as its response (see renderPage), when the store searched on the event loop: a page
  * has the same bytes wherever it was made.
  */
-export function renderSearchPage(page: { items: readonly GuideSummaryData[]; next?: SearchPosition }, q: string, rendering: SearchRendering): RenderedSearchPage {
+export function renderSearchPage(
+  page: { items: readonly GuideSummaryData[]; next?: SearchPosition },
+  q: string,
+  rendering: SearchRendering,
+): RenderedSearchPage {
   return renderPage(page.next, q, rendering, (nextCursor) => guideListBody(page.items, rendering.urlBase, nextCursor));
 }

@@ -54,7 +54,12 @@ let codec: { key: Buffer; codec: CursorCodec } | undefined;
  * A search page as its response: the body `bodyOf` makes with the next cursor (for the search
  * text `q`), its hash, and the body compressed with the coding asked for (see SearchRendering).
  */
-export function renderPage(next: SearchPosition | undefined, q: string, rendering: SearchRendering, bodyOf: (nextCursor?: string) => Buffer): RenderedSearchPage {
+export function renderPage(
+  next: SearchPosition | undefined,
+  q: string,
+  rendering: SearchRendering,
+  bodyOf: (nextCursor?: string) => Buffer,
+): RenderedSearchPage {
   // From another thread the key arrives as a plain Uint8Array (structured clone).
   if (codec === undefined || Buffer.compare(codec.key, rendering.cursorKey) !== 0) {
     const key = Buffer.from(rendering.cursorKey);
@@ -67,6 +72,8 @@ export function renderPage(next: SearchPosition | undefined, q: string, renderin
     body,
     hash: representationHash(body),
     ...(nextCursor === undefined ? {} : { nextCursor }),
-    ...(coding !== undefined && body.length >= COMPRESSION_THRESHOLD_BYTES ? { encoded: { coding, body: compressBody(coding, body) } } : {}),
+    ...(coding !== undefined && body.length >= COMPRESSION_THRESHOLD_BYTES
+      ? { encoded: { coding, body: compressBody(coding, body) } }
+      : {}),
   };
 }

@@ -9,7 +9,13 @@
  *   deletes: guides that left the folder become archived.
  */
 import type {
-  ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
+  ContentSet,
+  GuideDetailData,
+  GuideRecord,
+  GuideStatus,
+  GuideSummaryData,
+  ProductInfo,
+  ResourceLink,
 } from '../guides/guide.js';
 import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
@@ -80,7 +86,10 @@ export interface GuideStore {
    * hashed and compressed where the search ran. SQLite's search workers do this, so that the event
    * loop neither receives the page as objects nor serializes or compresses it.
    */
-  renderSearchPage?(options: { query: SearchQuery; limit: number; after?: SearchPosition }, rendering: SearchRendering): Promise<RenderedSearchPage>;
+  renderSearchPage?(
+    options: { query: SearchQuery; limit: number; after?: SearchPosition },
+    rendering: SearchRendering,
+  ): Promise<RenderedSearchPage>;
   /** Every published guide, newest first, for indexes such as /llms.txt. */
   listPublishedIndex(): Promise<GuideIndexEntry[]>;
   importContent(content: ContentSet): Promise<ImportSummary>;

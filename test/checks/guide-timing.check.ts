@@ -89,19 +89,25 @@ interface Backend {
   open(): Promise<{ store: GuideStore; databaseUrl: string; cleanup(): Promise<void> }>;
 }
 
-const backends: Backend[] = [{
-  name: 'sqlite',
-  open: async () => {
-    const file = path.join(makeTempDir('guides-timing-'), 'guides.db');
-    return { store: createSqliteGuideStore(file), databaseUrl: `sqlite:${file}`, cleanup: async () => undefined };
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    open: async () => {
+      const file = path.join(makeTempDir('guides-timing-'), 'guides.db');
+      return { store: createSqliteGuideStore(file), databaseUrl: `sqlite:${file}`, cleanup: async () => undefined };
+    },
   },
-}];
+];
 if (hasPostgres) {
   backends.push({
     name: 'postgres',
     open: async () => {
       const database = await createTestDatabase();
-      return { store: createPostgresGuideStore({ connectionString: database.url, poolSize: 2 }), databaseUrl: database.url, cleanup: () => database.drop() };
+      return {
+        store: createPostgresGuideStore({ connectionString: database.url, poolSize: 2 }),
+        databaseUrl: database.url,
+        cleanup: () => database.drop(),
+      };
     },
   });
 }
@@ -121,7 +127,11 @@ describe.each(backends)('404 timing on $name', (backend) => {
     await store.migrate();
     await store.importContent(content);
     const config = loadConfig({
-      DATABASE_URL: opened.databaseUrl, PUBLIC_BASE_URL: TEST_BASE_URL, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', MAX_EVENT_LOOP_DELAY_MS: '0',
+      DATABASE_URL: opened.databaseUrl,
+      PUBLIC_BASE_URL: TEST_BASE_URL,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
     });
     app = buildApp({ config, store, logger: false });
     await app.ready();
@@ -133,7 +143,8 @@ describe.each(backends)('404 timing on $name', (backend) => {
   });
 
   it('answers unpublished and unknown slugs in times that differ by less than the measurement noise', async () => {
-    const variant = (slug: string, letter: string, other: string): string => `${slug.slice(0, -1)}${slug.endsWith(letter) ? other : letter}`;
+    const variant = (slug: string, letter: string, other: string): string =>
+      `${slug.slice(0, -1)}${slug.endsWith(letter) ? other : letter}`;
     const unknownA = unpublished.map((slug) => variant(slug, 'q', 'r'));
     const unknownB = unpublished.map((slug) => variant(slug, 'z', 'y'));
     expect(unpublished.length).toBeGreaterThanOrEqual(6);
@@ -142,8 +153,10 @@ describe.each(backends)('404 timing on $name', (backend) => {
     const limit = (m: Measurement): number => Math.max(m.noiseBandNs, m.unknownMedianNs * 0.01);
     if (result.differenceNs > limit(result)) result = await measure(app, unpublished, unknownA, unknownB);
     const us = (ns: number): string => `${(ns / 1000).toFixed(2)} µs`;
-    console.log(`[timing] ${backend.name}: 404 median unpublished ${us(result.unpublishedMedianNs)}, unknown ${us(result.unknownMedianNs)}, `
-      + `difference ${us(result.differenceNs)}, noise band ${us(result.noiseBandNs)} (A−B ${us(result.unknownAvsBNs)}), ${SAMPLES_PER_CLASS} requests per class`);
+    console.log(
+      `[timing] ${backend.name}: 404 median unpublished ${us(result.unpublishedMedianNs)}, unknown ${us(result.unknownMedianNs)}, ` +
+        `difference ${us(result.differenceNs)}, noise band ${us(result.noiseBandNs)} (A−B ${us(result.unknownAvsBNs)}), ${SAMPLES_PER_CLASS} requests per class`,
+    );
     expect(result.differenceNs, JSON.stringify(result)).toBeLessThanOrEqual(limit(result));
   });
 });

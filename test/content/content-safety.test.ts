@@ -17,11 +17,18 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const TINY = path.join(ROOT, 'test', 'fixtures', 'content-tiny');
 
-interface Result { code: number; stdout: string; stderr: string }
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 async function importFolder(dir: string, db: string, env: Record<string, string> = {}): Promise<Result> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'import', dir], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, ...env }, cwd: ROOT });
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'import', dir], {
+      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, ...env },
+      cwd: ROOT,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -94,7 +101,15 @@ describe('front matter is YAML only', () => {
 describe('guide files are UTF-8 text of a bounded size', () => {
   it('refuses a file that is not valid UTF-8 instead of importing replacement characters', async () => {
     const { content, db, before } = await setUp();
-    guide('latin-1.md', Buffer.concat([Buffer.from('---\ntitle: Caf'), Buffer.from([0xe9]), Buffer.from('\nsummary: Latin-1.\npublishedAt: 2026-01-01\n---\nBody.\n')]), content);
+    guide(
+      'latin-1.md',
+      Buffer.concat([
+        Buffer.from('---\ntitle: Caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('\nsummary: Latin-1.\npublishedAt: 2026-01-01\n---\nBody.\n'),
+      ]),
+      content,
+    );
     const result = await importFolder(content, db);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Import refused: 1 problem(s) found; nothing was changed.');

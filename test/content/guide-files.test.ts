@@ -33,10 +33,12 @@ afterEach(() => {
 function tables(file: string): Record<string, unknown[]> {
   const db = openSqliteDatabase(file, { readonly: true, fileMustExist: true });
   try {
-    return Object.fromEntries(['guides', 'guide_text_parts', 'search_docs', 'search_postings', 'search_meta', 'meta'].map((table) => [
-      table,
-      db.prepare(`SELECT * FROM ${table} ${table === 'meta' ? "WHERE key <> 'cursor_key'" : ''} ORDER BY 1`).all(),
-    ]));
+    return Object.fromEntries(
+      ['guides', 'guide_text_parts', 'search_docs', 'search_postings', 'search_meta', 'meta'].map((table) => [
+        table,
+        db.prepare(`SELECT * FROM ${table} ${table === 'meta' ? "WHERE key <> 'cursor_key'" : ''} ORDER BY 1`).all(),
+      ]),
+    );
   } finally {
     db.close();
   }
@@ -64,7 +66,7 @@ describe('guide files read on worker threads', () => {
     expect(await loadContentFolder(dir, { workers: 0, maxGuideBytes: 2048 })).toEqual(onWorkers);
   });
 
-  it('hand each published guide the store\'s preparation, the same on workers as on one thread', async () => {
+  it("hand each published guide the store's preparation, the same on workers as on one thread", async () => {
     const store = createSqliteGuideStore(path.join(tempDir(), 'g.db'));
     const preparation = store.guidePreparation!;
     await store.close();
@@ -77,11 +79,19 @@ describe('guide files read on worker threads', () => {
     const tokens = ({ guide, search }: PreparedGuide) => {
       if (search === undefined) return { slug: guide.slug, search };
       const { card, head, publishedMs, terms, vocabulary } = search as SearchDoc;
-      return { slug: guide.slug, card, head, publishedMs, terms: [...terms.terms].map((id) => vocabulary[id]), sequence: [...terms.sequence] };
+      return {
+        slug: guide.slug,
+        card,
+        head,
+        publishedMs,
+        terms: [...terms.terms].map((id) => vocabulary[id]),
+        sequence: [...terms.sequence],
+      };
     };
     const here = await read(0);
-    expect(here.filter((item) => item.search !== undefined).map((item) => item.guide.slug))
-      .toEqual(here.filter((item) => item.guide.status === 'published').map((item) => item.guide.slug));
+    expect(here.filter((item) => item.search !== undefined).map((item) => item.guide.slug)).toEqual(
+      here.filter((item) => item.guide.status === 'published').map((item) => item.guide.slug),
+    );
     expect(here.some((item) => item.search !== undefined)).toBe(true);
     expect((await read(2)).map(tokens)).toEqual(here.map(tokens));
   });
@@ -90,7 +100,10 @@ describe('guide files read on worker threads', () => {
     const dir = tempDir();
     const files = ['workers.db', 'here.db', 'memory.db'].map((name) => path.join(dir, name)) as [string, string, string];
     const summaries = [];
-    for (const [file, workers] of [[files[0], 2], [files[1], 0]] as const) {
+    for (const [file, workers] of [
+      [files[0], 2],
+      [files[1], 0],
+    ] as const) {
       const store = createSqliteGuideStore(file);
       summaries.push((await importContentFolder(store, SAMPLE, { workers })).summary);
       await store.close();

@@ -50,17 +50,28 @@ const WORDS = 'kitchen menu food staff allergen waste cost prep line cooler gril
 function writeBulkContent(dir: string, count: number): string[] {
   mkdirSync(path.join(dir, 'guides'), { recursive: true });
   cpSync(path.join(SAMPLE, 'product.yaml'), path.join(dir, 'product.yaml'));
-  writeFileSync(path.join(dir, 'resources.yaml'), 'links:\n  - rel: help\n    href: https://example.com/changed-help\n    title: Changed help\n');
+  writeFileSync(
+    path.join(dir, 'resources.yaml'),
+    'links:\n  - rel: help\n    href: https://example.com/changed-help\n    title: Changed help\n',
+  );
   for (const slug of ['reduce-food-waste', 'opening-a-cafe']) {
-    writeFileSync(path.join(dir, 'guides', `${slug}.md`), `---\ntitle: Rewritten ${slug}\nsummary: Rewritten by the bulk import.\npublishedAt: 2026-05-01T00:00:00Z\n---\n\nRewritten body.\n`);
+    writeFileSync(
+      path.join(dir, 'guides', `${slug}.md`),
+      `---\ntitle: Rewritten ${slug}\nsummary: Rewritten by the bulk import.\npublishedAt: 2026-05-01T00:00:00Z\n---\n\nRewritten body.\n`,
+    );
   }
   const names: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const paragraphs = Array.from({ length: 40 }, (_, p) =>
-      `Paragraph ${p} of bulk guide ${i}: ${Array.from({ length: 15 }, (_, w) => WORDS[(i * 7 + p * 3 + w) % WORDS.length]).join(' ')} word${i}x${p}.`);
+    const paragraphs = Array.from(
+      { length: 40 },
+      (_, p) =>
+        `Paragraph ${p} of bulk guide ${i}: ${Array.from({ length: 15 }, (_, w) => WORDS[(i * 7 + p * 3 + w) % WORDS.length]).join(' ')} word${i}x${p}.`,
+    );
     const name = `bulk-${String(i).padStart(5, '0')}.md`;
-    writeFileSync(path.join(dir, 'guides', name),
-      `---\ntitle: Bulk guide ${i}\nsummary: Generated guide number ${i}.\npublishedAt: 2025-01-01T00:00:00Z\ntags: [bulk]\n---\n\n# Bulk guide ${i}\n\n## Section\n\n${paragraphs.join('\n\n')}\n`);
+    writeFileSync(
+      path.join(dir, 'guides', name),
+      `---\ntitle: Bulk guide ${i}\nsummary: Generated guide number ${i}.\npublishedAt: 2025-01-01T00:00:00Z\ntags: [bulk]\n---\n\n# Bulk guide ${i}\n\n## Section\n\n${paragraphs.join('\n\n')}\n`,
+    );
     names.push(name);
   }
   return names;
@@ -105,7 +116,10 @@ interface RunningImport {
 }
 
 function startImport(dir: string, databaseUrl: string): RunningImport {
-  const child = spawn(process.execPath, [CLI, 'import', dir], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'import', dir], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -159,7 +173,8 @@ function holdsSqliteWriteLock(pid: number, db: string): boolean {
   } catch {
     return false;
   }
-  return readFileSync('/proc/locks', 'utf8').split('\n')
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
     .some((line) => / POSIX +ADVISORY +WRITE /.test(line) && line.includes(` ${pid} `) && line.includes(`:${inode} 120 120`));
 }
 
@@ -251,8 +266,11 @@ describe('an import that fails half-way changes nothing', () => {
     // the log. Kill it then, with guides written and the commit still to come.
     const walSize = (): number => statSync(`${db}-wal`, { throwIfNoEntry: false })?.size ?? 0;
     const walAtStart = walSize();
-    await waitFor(() => (holdsSqliteWriteLock(running.pid, db) && walSize() > walAtStart ? true : undefined), () => ended,
-      'the import write guides in its transaction');
+    await waitFor(
+      () => (holdsSqliteWriteLock(running.pid, db) && walSize() > walAtStart ? true : undefined),
+      () => ended,
+      'the import write guides in its transaction',
+    );
     process.kill(running.pid, 'SIGKILL');
     const result = await running.done;
     expect(result.signal).toBe('SIGKILL');
@@ -283,8 +301,16 @@ describe('an import that fails half-way changes nothing', () => {
     // A first import writes through a rollback journal, not the log: kill it once the journal exists
     // and the database file has grown by a megabyte (pages written in place, the risky moment).
     const size = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? -1;
-    const migrated = await waitFor(() => (size(`${db}-journal`) >= 0 ? size(db) : undefined), () => ended, 'the import open its rollback journal');
-    await waitFor(() => (size(`${db}-journal`) >= 0 && size(db) > migrated + 1_000_000 ? true : undefined), () => ended, 'the import write pages into the database file');
+    const migrated = await waitFor(
+      () => (size(`${db}-journal`) >= 0 ? size(db) : undefined),
+      () => ended,
+      'the import open its rollback journal',
+    );
+    await waitFor(
+      () => (size(`${db}-journal`) >= 0 && size(db) > migrated + 1_000_000 ? true : undefined),
+      () => ended,
+      'the import write pages into the database file',
+    );
     process.kill(running.pid, 'SIGKILL');
     const result = await running.done;
     expect(result.signal).toBe('SIGKILL');
@@ -304,42 +330,56 @@ describe('an import that fails half-way changes nothing', () => {
     expect(next.stdout).toContain('2 created');
   });
 
-  it.runIf(hasPostgres)('keeps the PostgreSQL database exactly as before when the import is killed with SIGKILL while applying', async () => {
-    const database = await createTestDatabase();
-    const admin = new pg.Client({ connectionString: database.url });
-    await admin.connect();
-    try {
-      expect((await runImport(SAMPLE, database.url)).code).toBe(0);
-      const open = (): GuideStore => createPostgresGuideStore({ connectionString: database.url, poolSize: 2 });
-      const pgBefore = await checksumOf(open);
-      const running = startImport(applyingFolder, database.url);
-      let ended = false;
-      void running.done.then(() => (ended = true));
-      // The apply transaction is open on the server once a backend of ours holds the import's advisory
-      // lock (migration, which may write too, holds another) and has written in it.
-      await waitFor(async () => {
-        const { rows } = await admin.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+  it.runIf(hasPostgres)(
+    'keeps the PostgreSQL database exactly as before when the import is killed with SIGKILL while applying',
+    async () => {
+      const database = await createTestDatabase();
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        expect((await runImport(SAMPLE, database.url)).code).toBe(0);
+        const open = (): GuideStore => createPostgresGuideStore({ connectionString: database.url, poolSize: 2 });
+        const pgBefore = await checksumOf(open);
+        const running = startImport(applyingFolder, database.url);
+        let ended = false;
+        void running.done.then(() => (ended = true));
+        // The apply transaction is open on the server once a backend of ours holds the import's advisory
+        // lock (migration, which may write too, holds another) and has written in it.
+        await waitFor(
+          async () => {
+            const { rows } = await admin.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1 AND l.objid = $2 AND l.objsubid = 2
-              AND a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL`, [LOCK_CLASS, IMPORT_LOCK]);
-        return rows[0]!.n > 0 ? true : undefined;
-      }, () => ended, 'the import transaction open on the server');
-      process.kill(running.pid, 'SIGKILL');
-      const result = await running.done;
-      expect(result.signal).toBe('SIGKILL');
+              AND a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL`,
+              [LOCK_CLASS, IMPORT_LOCK],
+            );
+            return rows[0]!.n > 0 ? true : undefined;
+          },
+          () => ended,
+          'the import transaction open on the server',
+        );
+        process.kill(running.pid, 'SIGKILL');
+        const result = await running.done;
+        expect(result.signal).toBe('SIGKILL');
 
-      // The server rolls the dead client's transaction back; wait until its backend is gone.
-      await waitFor(async () => {
-        const { rows } = await admin.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-        return rows[0]!.n === 0 ? true : undefined;
-      }, () => false, 'the killed import\'s backend end');
-      expect(await checksumOf(open)).toEqual(pgBefore);
-      const next = await runImport(TINY, database.url);
-      expect(next.code, next.stderr).toBe(0);
-    } finally {
-      await admin.end();
-      await database.drop();
-    }
-  });
+        // The server rolls the dead client's transaction back; wait until its backend is gone.
+        await waitFor(
+          async () => {
+            const { rows } = await admin.query<{ n: number }>(
+              'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+            );
+            return rows[0]!.n === 0 ? true : undefined;
+          },
+          () => false,
+          "the killed import's backend end",
+        );
+        expect(await checksumOf(open)).toEqual(pgBefore);
+        const next = await runImport(TINY, database.url);
+        expect(next.code, next.stderr).toBe(0);
+      } finally {
+        await admin.end();
+        await database.drop();
+      }
+    },
+  );
 });

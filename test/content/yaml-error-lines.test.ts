@@ -12,22 +12,38 @@ const TINY = path.resolve(import.meta.dirname, '..', 'fixtures', 'content-tiny')
 
 /** Front matter lines, the faulty one marked `<<`; the file is `---`, these, `---`, a body. */
 const CASES: Record<string, string[]> = {
-  'a line indented as if it continued the one above': ['title: Broken', 'summary: One line.', '  language: en <<', 'publishedAt: 2026-01-01'],
-  'an author field indented deeper than its sibling': ['title: Broken', 'summary: One line.', 'author:', '  name: Ada', '    url: https://example.com <<'],
+  'a line indented as if it continued the one above': [
+    'title: Broken',
+    'summary: One line.',
+    '  language: en <<',
+    'publishedAt: 2026-01-01',
+  ],
+  'an author field indented deeper than its sibling': [
+    'title: Broken',
+    'summary: One line.',
+    'author:',
+    '  name: Ada',
+    '    url: https://example.com <<',
+  ],
   'a colon inside a plain value': ['title: Broken', 'summary: Tip: keep it cold <<', 'publishedAt: 2026-01-01'],
   'a key repeated': ['title: Broken', 'summary: One line.', 'title: Again <<'],
   'a tab as indentation': ['title: Broken', 'summary: One line.', '\tlanguage: en <<'],
   'no space after a colon': ['title: Broken', 'summary: One line.', 'language:en <<', 'publishedAt: 2026-01-01'],
 };
 
-interface Variant { name: string; open: string; eol: string; bom: string }
+interface Variant {
+  name: string;
+  open: string;
+  eol: string;
+  bom: string;
+}
 const VARIANTS: Variant[] = [
   { name: 'LF', open: '---', eol: '\n', bom: '' },
   { name: 'CRLF with a byte order mark', open: '---', eol: '\r\n', bom: '\ufeff' },
   { name: '---yaml', open: '---yaml', eol: '\n', bom: '' },
 ];
 
-describe('YAML errors in front matter are reported at the file\'s line', () => {
+describe("YAML errors in front matter are reported at the file's line", () => {
   let content: string;
   let reported: Map<string, string>;
   const expected = new Map<string, number>();

@@ -11,7 +11,8 @@ import { PROBLEM_TYPES } from '../../src/http/problems.js';
 /** The documented path template (`/api/v1/guides/{slug}`) a request path falls under, if any. */
 export function documentedTemplate(document: { paths: Record<string, unknown> }, pathname: string): string | undefined {
   return Object.keys(document.paths).find((template) =>
-    new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(pathname));
+    new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(pathname),
+  );
 }
 
 /** The response body as text, decompressed when the server compressed it. */
@@ -19,10 +20,14 @@ export function bodyText(rawPayload: Buffer, contentEncoding: string | undefined
   // HEAD answers and 304s announce an encoding but carry no bytes.
   if (rawPayload.length === 0) return '';
   switch ((contentEncoding ?? '').trim().toLowerCase()) {
-    case 'gzip': return gunzipSync(rawPayload).toString('utf8');
-    case 'br': return brotliDecompressSync(rawPayload).toString('utf8');
-    case 'deflate': return inflateSync(rawPayload).toString('utf8');
-    default: return rawPayload.toString('utf8');
+    case 'gzip':
+      return gunzipSync(rawPayload).toString('utf8');
+    case 'br':
+      return brotliDecompressSync(rawPayload).toString('utf8');
+    case 'deflate':
+      return inflateSync(rawPayload).toString('utf8');
+    default:
+      return rawPayload.toString('utf8');
   }
 }
 
@@ -40,7 +45,8 @@ export interface SeenResponse {
  */
 export function problemViolation(res: SeenResponse, baseUrl: string): string | undefined {
   const contentType = String(res.headers['content-type'] ?? '');
-  if (!contentType.startsWith('application/problem+json')) return `error ${res.status} is ${contentType || 'untyped'}, not application/problem+json`;
+  if (!contentType.startsWith('application/problem+json'))
+    return `error ${res.status} is ${contentType || 'untyped'}, not application/problem+json`;
   if (res.headers.etag !== undefined) return `error ${res.status} carries an ETag`;
   if (res.method === 'HEAD') return res.body === '' ? undefined : 'HEAD error has a body';
   let problem: { status?: unknown; type?: unknown };
@@ -52,8 +58,11 @@ export function problemViolation(res: SeenResponse, baseUrl: string): string | u
   if (problem.status !== res.status) return `problem status ${String(problem.status)} differs from HTTP ${res.status}`;
   const name = String(problem.type).slice(`${baseUrl}/problems/`.length);
   const known = (PROBLEM_TYPES as Record<string, { status: number } | undefined>)[name];
-  if (!String(problem.type).startsWith(`${baseUrl}/problems/`) || known?.status !== res.status) return `problem type ${String(problem.type)} does not fit ${res.status}`;
-  if (/\bat [^\n]*\.[cm]?[jt]s:\d+|node_modules|\/work\/|\/tmp\/|SQLITE_|sqlite3|syntax error|fts5|tsquery|select .* from/i.test(res.body)) {
+  if (!String(problem.type).startsWith(`${baseUrl}/problems/`) || known?.status !== res.status)
+    return `problem type ${String(problem.type)} does not fit ${res.status}`;
+  if (
+    /\bat [^\n]*\.[cm]?[jt]s:\d+|node_modules|\/work\/|\/tmp\/|SQLITE_|sqlite3|syntax error|fts5|tsquery|select .* from/i.test(res.body)
+  ) {
     return 'problem body reveals internals';
   }
   return undefined;
@@ -70,7 +79,11 @@ export interface RawResponse {
  * no HTTP client library would send (broken request lines, raw control bytes, oversized headers).
  * Resolves undefined when the server closed the connection without answering.
  */
-export function sendRaw(port: number, request: Buffer | string, options: { isHead?: boolean; timeoutMs?: number } = {}): Promise<RawResponse | undefined> {
+export function sendRaw(
+  port: number,
+  request: Buffer | string,
+  options: { isHead?: boolean; timeoutMs?: number } = {},
+): Promise<RawResponse | undefined> {
   const { isHead = false, timeoutMs = 5000 } = options;
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1' });
@@ -139,7 +152,8 @@ function tryParse(data: Buffer, isComplete: boolean, isHead: boolean): RawRespon
       const lineEnd = rest.indexOf('\r\n');
       const size = lineEnd === -1 ? Number.NaN : parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
       if (size === 0) return { status, headers, body: Buffer.concat(parts) };
-      if (Number.isNaN(size) || rest.length < lineEnd + 2 + size + 2) return isComplete ? { status, headers, body: Buffer.concat(parts) } : undefined;
+      if (Number.isNaN(size) || rest.length < lineEnd + 2 + size + 2)
+        return isComplete ? { status, headers, body: Buffer.concat(parts) } : undefined;
       parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
       rest = rest.subarray(lineEnd + 2 + size + 2);
     }

@@ -6,7 +6,11 @@ import type { CursorPayload } from '../../src/guides/cursor.js';
 const keyA = Buffer.from('a'.repeat(32));
 const keyB = Buffer.from('b'.repeat(32));
 const list: CursorPayload = { kind: 'list', after: { publishedMs: 1_767_225_600_000, slug: 'reduce-food-waste' } };
-const search: CursorPayload = { kind: 'search', q: 'food "cold chain"', after: { score: -3.25, publishedMs: 1_767_225_600_000, slug: 'b' } };
+const search: CursorPayload = {
+  kind: 'search',
+  q: 'food "cold chain"',
+  after: { score: -3.25, publishedMs: 1_767_225_600_000, slug: 'b' },
+};
 
 describe('cursor codec', () => {
   it('round-trips list and search positions', () => {
@@ -33,7 +37,16 @@ describe('cursor codec', () => {
     const token = codec.encode(search);
     const [body = '', mac = ''] = token.split('.');
     const flip = (s: string, i: number): string => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
-    const altered = [flip(body, 3) + '.' + mac, body + '.' + flip(mac, 2), token.slice(0, -1), body, `${body}.`, `.${mac}`, `${token}.x`, ''];
+    const altered = [
+      flip(body, 3) + '.' + mac,
+      body + '.' + flip(mac, 2),
+      token.slice(0, -1),
+      body,
+      `${body}.`,
+      `.${mac}`,
+      `${token}.x`,
+      '',
+    ];
     for (const candidate of altered) expect(codec.decode(candidate)).toBeUndefined();
     expect(codec.decode('x'.repeat(3000) + '.' + mac)).toBeUndefined();
   });
@@ -46,7 +59,15 @@ describe('cursor codec', () => {
     };
     const codec = createCursorCodec([keyA]);
     expect(codec.decode(signed([1, 'l', 1, 'x']))).toEqual({ kind: 'list', after: { publishedMs: 1, slug: 'x' } });
-    for (const fields of [[2, 'l', 1, 'x'], [1, 'l', 1.5, 'x'], [1, 'l', 1, ''], [1, 's', 'q', 'NaN', 1, 'x'], [1, 'x', 1, 'x'], { v: 1 }, 'text']) {
+    for (const fields of [
+      [2, 'l', 1, 'x'],
+      [1, 'l', 1.5, 'x'],
+      [1, 'l', 1, ''],
+      [1, 's', 'q', 'NaN', 1, 'x'],
+      [1, 'x', 1, 'x'],
+      { v: 1 },
+      'text',
+    ]) {
       expect(codec.decode(signed(fields))).toBeUndefined();
     }
   });

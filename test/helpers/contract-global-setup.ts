@@ -38,8 +38,10 @@ export function teardown(): void {
   total.byKind = Object.fromEntries(Object.entries(total.byKind).sort(([a], [b]) => a.localeCompare(b)));
   writeFileSync(path.join(ARTIFACTS, 'contract-summary.json'), `${JSON.stringify(total, null, 2)}\n`);
   const validated = total.operation + total.problemComponent;
-  console.log(`\nContract: ${validated} responses validated against /openapi.json `
-    + `(${total.operation} against their operation's declared response, ${total.problemComponent} problem bodies on undocumented paths against components.schemas.Problem); `
-    + `${total.notDescribed} responses the document does not describe (operational routes, /docs, discovery, CORS preflight), not validated. `
-    + 'Breakdown: test-artifacts/contract-summary.json');
+  console.log(
+    `\nContract: ${validated} responses validated against /openapi.json ` +
+      `(${total.operation} against their operation's declared response, ${total.problemComponent} problem bodies on undocumented paths against components.schemas.Problem); ` +
+      `${total.notDescribed} responses the document does not describe (operational routes, /docs, discovery, CORS preflight), not validated. ` +
+      'Breakdown: test-artifacts/contract-summary.json',
+  );
 }

@@ -56,7 +56,9 @@ function count({ kind, key }: CheckResult): void {
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-interface JsonObject { [key: string]: Json }
+interface JsonObject {
+  [key: string]: Json;
+}
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, JsonObject>>;
@@ -104,10 +106,12 @@ function compile(document: OpenApiDocument): CompiledDocument {
     ajv.addVocabulary(['example', 'discriminator', 'xml', 'externalDocs']);
     // The most literal template first, so `/guides/{slug}.md` is matched before `/guides/{slug}`.
     const literalLength = (template: string): number => template.replace(/\{[^}]+\}/g, '').length;
-    const templates = Object.keys(document.paths).sort((a, b) => literalLength(b) - literalLength(a)).map((template) => ({
-      template,
-      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`),
-    }));
+    const templates = Object.keys(document.paths)
+      .sort((a, b) => literalLength(b) - literalLength(a))
+      .map((template) => ({
+        template,
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`),
+      }));
     const defs = rewriteRefs((document.components?.schemas ?? {}) as Json) as JsonObject;
     entry = { document, templates, validators: new Map(), ajv, defs };
     compiled.set(key, entry);
@@ -125,7 +129,9 @@ function validatorFor(doc: CompiledDocument, pointer: string, schema: JsonObject
 }
 
 function decodeBody(response: ObservedResponse): string {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   const raw = response.rawBody;
   // HEAD and 304 keep the Content-Encoding of the representation but send no bytes.
   if (raw.length === 0) return '';
@@ -180,7 +186,10 @@ export function checkResponse(document: unknown, response: ObservedResponse): Ch
   const responses = operation.responses as Record<string, JsonObject> | undefined;
   const declared = responses?.[String(response.statusCode)];
   if (!declared) {
-    fail(response, `status ${response.statusCode} is not declared for ${method} ${match.template} (declared: ${Object.keys(responses ?? {}).join(', ')})`);
+    fail(
+      response,
+      `status ${response.statusCode} is not declared for ${method} ${match.template} (declared: ${Object.keys(responses ?? {}).join(', ')})`,
+    );
   }
 
   const content = declared.content as Record<string, JsonObject> | undefined;

@@ -42,7 +42,9 @@ export async function requirePostgres(what: string): Promise<boolean> {
   } catch (error) {
     const message = `PostgreSQL at ${POSTGRES_ADMIN_URL} is unreachable (${(error as Error).message}): ${what}`;
     if (process.env.CI === 'true') throw new Error(`${message} cannot run, and CI requires it.`, { cause: error });
-    console.warn(`\n${'!'.repeat(78)}\n!! SKIPPED: ${message}.\n!! Start PostgreSQL or set TEST_POSTGRES_URL to run them.\n${'!'.repeat(78)}\n`);
+    console.warn(
+      `\n${'!'.repeat(78)}\n!! SKIPPED: ${message}.\n!! Start PostgreSQL or set TEST_POSTGRES_URL to run them.\n${'!'.repeat(78)}\n`,
+    );
     return false;
   }
 }
@@ -54,8 +56,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: urlFor(name),
-    drop: () => admin(async (client) => {
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }),
+    drop: () =>
+      admin(async (client) => {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }

@@ -29,44 +29,46 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let server: Server | undefined;
   let port = 0;
 
-  const listen = (): Promise<void> => new Promise((resolve, reject) => {
-    server = createServer((client) => {
-      const upstream = connect(targetPort, targetHost);
-      const pair = [client, upstream];
-      const end = (): void => {
+  const listen = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      server = createServer((client) => {
+        const upstream = connect(targetPort, targetHost);
+        const pair = [client, upstream];
+        const end = (): void => {
+          for (const socket of pair) {
+            socket.destroy();
+            sockets.delete(socket);
+          }
+        };
         for (const socket of pair) {
-          socket.destroy();
-          sockets.delete(socket);
+          sockets.add(socket);
+          socket.on('error', end);
+          socket.on('close', end);
         }
-      };
-      for (const socket of pair) {
-        sockets.add(socket);
-        socket.on('error', end);
-        socket.on('close', end);
-      }
-      client.pipe(upstream);
-      client.on('data', (chunk: Buffer) => {
-        if (isHolding) sentSinceHold += chunk.toString('latin1');
+        client.pipe(upstream);
+        client.on('data', (chunk: Buffer) => {
+          if (isHolding) sentSinceHold += chunk.toString('latin1');
+        });
+        upstream.on('data', (chunk: Buffer) => {
+          if (isHolding) held.push(() => client.write(chunk));
+          else client.write(chunk);
+        });
       });
-      upstream.on('data', (chunk: Buffer) => {
-        if (isHolding) held.push(() => client.write(chunk));
-        else client.write(chunk);
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as { port: number }).port;
+        resolve();
       });
     });
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      port = (server!.address() as { port: number }).port;
-      resolve();
-    });
-  });
 
-  const cut = (): Promise<void> => new Promise((resolve) => {
-    for (const socket of sockets) socket.destroy();
-    sockets.clear();
-    held.length = 0;
-    if (!server?.listening) return resolve();
-    server.close(() => resolve());
-  });
+  const cut = (): Promise<void> =>
+    new Promise((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+      held.length = 0;
+      if (!server?.listening) return resolve();
+      server.close(() => resolve());
+    });
 
   await listen();
   return {

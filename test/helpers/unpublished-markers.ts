@@ -12,18 +12,29 @@ export const MARKERS = ['zqxhidden', 'vexillumsecret', 'plumbagoarchive', 'quixo
 export function markerGuides(): GuideRecord[] {
   return [
     makeGuide({
-      slug: 'zqxhidden-kitchen-menu', status: 'retained', publishedAt: '2099-01-01T00:00:00Z',
-      title: 'Zqxhidden kitchen menu for staff', summary: 'Zqxhidden: food safety, allergens and the kitchen menu.', tags: ['zqxhidden', 'kitchen'],
+      slug: 'zqxhidden-kitchen-menu',
+      status: 'retained',
+      publishedAt: '2099-01-01T00:00:00Z',
+      title: 'Zqxhidden kitchen menu for staff',
+      summary: 'Zqxhidden: food safety, allergens and the kitchen menu.',
+      tags: ['zqxhidden', 'kitchen'],
       markdown: '# Zqxhidden kitchen\n\nKitchen menu food safety staff allergen waste cafe zqxhidden vexillumsecret.\n',
     }),
     makeGuide({
-      slug: 'plumbagoarchive-food-waste', status: 'archived', publishedAt: '2099-01-02T00:00:00Z',
-      title: 'Plumbagoarchive food waste', summary: 'Old plumbagoarchive notes on food waste and the menu.', tags: ['plumbagoarchive'],
+      slug: 'plumbagoarchive-food-waste',
+      status: 'archived',
+      publishedAt: '2099-01-02T00:00:00Z',
+      title: 'Plumbagoarchive food waste',
+      summary: 'Old plumbagoarchive notes on food waste and the menu.',
+      tags: ['plumbagoarchive'],
       markdown: '# Plumbagoarchive\n\nFood waste menu kitchen staff plumbagoarchive.\n',
     }),
     makeGuide({
-      slug: 'reduce-food-waste-quixotrydraft', status: 'retained', publishedAt: null,
-      title: 'Quixotrydraft reduce food waste', summary: 'A quixotrydraft about waste.',
+      slug: 'reduce-food-waste-quixotrydraft',
+      status: 'retained',
+      publishedAt: null,
+      title: 'Quixotrydraft reduce food waste',
+      summary: 'A quixotrydraft about waste.',
       markdown: '# Quixotrydraft\n\nReduce food waste in the kitchen, quixotrydraft.\n',
     }),
   ];

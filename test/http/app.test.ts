@@ -9,7 +9,14 @@ describe('the whole API surface', () => {
   });
   afterAll(() => t.close());
 
-  const routes = ['/api/v1/product', '/api/v1/guides', '/api/v1/guides/reduce-food-waste', '/api/v1/resources', '/openapi.json', '/nowhere'];
+  const routes = [
+    '/api/v1/product',
+    '/api/v1/guides',
+    '/api/v1/guides/reduce-food-waste',
+    '/api/v1/resources',
+    '/openapi.json',
+    '/nowhere',
+  ];
 
   it.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)('answers %s with 405, Allow and a problem on every route', async (method) => {
     for (const url of routes) {
@@ -35,14 +42,24 @@ describe('the whole API surface', () => {
     }
   });
 
-  it('sends a strong ETag with every 200, the API\'s, /docs\' and its assets\', and 304 when it is sent back', async () => {
+  it("sends a strong ETag with every 200, the API's, /docs' and its assets', and 304 when it is sent back", async () => {
     const document = (await t.app.inject({ url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
-    const apiPaths = Object.entries(document.paths).filter(([, operations]) => 'get' in operations)
+    const apiPaths = Object.entries(document.paths)
+      .filter(([, operations]) => 'get' in operations)
       .map(([template]) => template.replace('{slug}', 'reduce-food-waste'));
     const page = (await t.app.inject({ url: '/docs/' })).body;
     const assets = [...page.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((match) => `/docs/${match[1]}`);
     expect(assets.length).toBeGreaterThan(4);
-    const urls = [...apiPaths, '/openapi.json', '/llms.txt', '/.well-known/api-catalog', '/problems/not-found', '/docs', '/docs/', ...assets];
+    const urls = [
+      ...apiPaths,
+      '/openapi.json',
+      '/llms.txt',
+      '/.well-known/api-catalog',
+      '/problems/not-found',
+      '/docs',
+      '/docs/',
+      ...assets,
+    ];
     for (const url of urls) {
       for (const coding of [undefined, 'br', 'gzip']) {
         const headers: Record<string, string> = coding ? { 'accept-encoding': coding } : {};
@@ -142,20 +159,35 @@ describe('the whole API surface', () => {
 });
 
 describe('GET /api/v1/resources', () => {
-  it('lists the built-in links with IANA relations, then the operator\'s links', async () => {
+  it("lists the built-in links with IANA relations, then the operator's links", async () => {
     const t = await buildTestApp();
     try {
       const res = await t.app.inject({ url: '/api/v1/resources' });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({
         links: [
-          { rel: 'service-desc', href: `${TEST_BASE_URL}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
+          {
+            rel: 'service-desc',
+            href: `${TEST_BASE_URL}/openapi.json`,
+            type: 'application/openapi+json',
+            title: 'OpenAPI definition of this API',
+          },
           { rel: 'service-doc', href: `${TEST_BASE_URL}/docs`, type: 'text/html', title: 'API reference' },
           { rel: 'describedby', href: `${TEST_BASE_URL}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
           { rel: 'alternate', href: `${TEST_BASE_URL}/mcp`, type: 'application/json', title: 'MCP server (Streamable HTTP)' },
-          { rel: 'terms-of-service', href: 'https://guides.example.com/terms', title: 'Terms of use for the guides and the API', type: 'text/html' },
+          {
+            rel: 'terms-of-service',
+            href: 'https://guides.example.com/terms',
+            title: 'Terms of use for the guides and the API',
+            type: 'text/html',
+          },
           { rel: 'help', href: 'https://guides.example.com/help', title: 'Help and contact for API users', type: 'text/html' },
-          { rel: 'license', href: 'https://creativecommons.org/licenses/by/4.0/', title: 'Guides are licensed CC BY 4.0', type: 'text/html' },
+          {
+            rel: 'license',
+            href: 'https://creativecommons.org/licenses/by/4.0/',
+            title: 'Guides are licensed CC BY 4.0',
+            type: 'text/html',
+          },
         ],
       });
     } finally {

@@ -18,7 +18,10 @@ describe('the contract checker', () => {
   });
   afterAll(() => t.close());
 
-  const withBody = (response: ObservedResponse, body: unknown): ObservedResponse => ({ ...response, rawBody: Buffer.from(JSON.stringify(body)) });
+  const withBody = (response: ObservedResponse, body: unknown): ObservedResponse => ({
+    ...response,
+    rawBody: Buffer.from(JSON.stringify(body)),
+  });
   const expectViolation = (response: ObservedResponse, message: RegExp) => {
     expect(() => checkResponse(doc, response)).toThrow(ContractViolation);
     expect(() => checkResponse(doc, response)).toThrow(message);
@@ -60,9 +63,14 @@ describe('the contract checker', () => {
 
   it('decompresses before validating', () => {
     const body = guide.rawBody;
-    expect(checkResponse(doc, { ...guide, headers: { ...guide.headers, 'content-encoding': 'gzip' }, rawBody: gzipSync(body) }).kind).toBe('operation');
+    expect(checkResponse(doc, { ...guide, headers: { ...guide.headers, 'content-encoding': 'gzip' }, rawBody: gzipSync(body) }).kind).toBe(
+      'operation',
+    );
     const extra = Buffer.from(JSON.stringify({ ...JSON.parse(body.toString()), extra: true }));
-    expectViolation({ ...guide, headers: { ...guide.headers, 'content-encoding': 'gzip' }, rawBody: gzipSync(extra) }, /additionalProperties/);
+    expectViolation(
+      { ...guide, headers: { ...guide.headers, 'content-encoding': 'gzip' }, rawBody: gzipSync(extra) },
+      /additionalProperties/,
+    );
   });
 
   it('checks problems on undocumented paths against components.schemas.Problem', async () => {
@@ -73,8 +81,18 @@ describe('the contract checker', () => {
   });
 
   it('counts what the document does not describe without checking it', () => {
-    expect(checkResponse(doc, { method: 'OPTIONS', url: '/api/v1/guides', statusCode: 204, headers: {}, rawBody: Buffer.alloc(0) }).kind).toBe('notDescribed');
-    expect(checkResponse(doc, { method: 'GET', url: '/healthz', statusCode: 200, headers: { 'content-type': 'application/json' }, rawBody: Buffer.from('{}') }).kind).toBe('notDescribed');
+    expect(
+      checkResponse(doc, { method: 'OPTIONS', url: '/api/v1/guides', statusCode: 204, headers: {}, rawBody: Buffer.alloc(0) }).kind,
+    ).toBe('notDescribed');
+    expect(
+      checkResponse(doc, {
+        method: 'GET',
+        url: '/healthz',
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        rawBody: Buffer.from('{}'),
+      }).kind,
+    ).toBe('notDescribed');
   });
 
   it('makes a wrapped inject reject when the response breaks the contract, and counts the ones that pass', async () => {
@@ -82,15 +100,25 @@ describe('the contract checker', () => {
     let statusCode = 200;
     const app = {
       // Stands in for app.inject: the real response, with the status under test.
-      inject: async () => ({ ...res, statusCode, headers: res.headers, rawPayload: res.rawPayload, raw: { req: { method: 'GET', url: '/api/v1/guides?limit=2' } } }),
+      inject: async () => ({
+        ...res,
+        statusCode,
+        headers: res.headers,
+        rawPayload: res.rawPayload,
+        raw: { req: { method: 'GET', url: '/api/v1/guides?limit=2' } },
+      }),
       swagger: () => doc,
     };
     checkEveryInjectedResponse(app);
     const before = tally.operation;
     await expect(app.inject()).resolves.toBeTruthy();
-    await expect((app.inject as (options: unknown) => Promise<unknown>)({ url: '/api/v1/guides?limit=2' })).resolves.toMatchObject({ statusCode: 200 });
+    await expect((app.inject as (options: unknown) => Promise<unknown>)({ url: '/api/v1/guides?limit=2' })).resolves.toMatchObject({
+      statusCode: 200,
+    });
     expect(tally.operation).toBe(before + 1);
     statusCode = 201;
-    await expect((app.inject as (options: unknown) => Promise<unknown>)({ url: '/api/v1/guides?limit=2' })).rejects.toThrow(/status 201 is not declared/);
+    await expect((app.inject as (options: unknown) => Promise<unknown>)({ url: '/api/v1/guides?limit=2' })).rejects.toThrow(
+      /status 201 is not declared/,
+    );
   });
 });

@@ -25,11 +25,33 @@ const hasPostgres = await requirePostgres('the OpenAPI property tests on Postgre
 /** Generated requests per operation and backend: the whole file stays well under 20 s. */
 const RUNS_PER_OPERATION = 120;
 
-interface Schema { type?: string; minimum?: number; maximum?: number; maxLength?: number; pattern?: string; default?: unknown; enum?: string[] }
-interface Parameter { name: string; in: 'query' | 'path'; required?: boolean; schema: Schema }
-interface Response { headers?: Record<string, { schema: Schema }>; content?: Record<string, unknown> }
-interface Operation { operationId: string; parameters?: Parameter[]; responses: Record<string, Response> }
-interface Document { paths: Record<string, { get?: Operation }> }
+interface Schema {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  pattern?: string;
+  default?: unknown;
+  enum?: string[];
+}
+interface Parameter {
+  name: string;
+  in: 'query' | 'path';
+  required?: boolean;
+  schema: Schema;
+}
+interface Response {
+  headers?: Record<string, { schema: Schema }>;
+  content?: Record<string, unknown>;
+}
+interface Operation {
+  operationId: string;
+  parameters?: Parameter[];
+  responses: Record<string, Response>;
+}
+interface Document {
+  paths: Record<string, { get?: Operation }>;
+}
 
 /** One generated request and what the document says its answer must be. */
 interface Case {
@@ -60,7 +82,17 @@ const BODIES: [string | undefined, string][] = [
   [undefined, 'no content type'],
   ['application/json', 'x'.repeat(300_000)],
 ];
-const ACCEPTS = ['application/json', '*/*', 'text/html', 'application/xml', 'application/problem+json', 'application/*', 'text/*;q=0.1', 'nonsense', ''];
+const ACCEPTS = [
+  'application/json',
+  '*/*',
+  'text/html',
+  'application/xml',
+  'application/problem+json',
+  'application/*',
+  'text/*;q=0.1',
+  'nonsense',
+  '',
+];
 
 function encodePair(name: string, value: string): string {
   return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
@@ -72,10 +104,12 @@ function validValue(parameter: Parameter, cursors: string[]): fc.Arbitrary<strin
   if (schema.type === 'integer') return fc.integer({ min: schema.minimum ?? 0, max: schema.maximum ?? 1000 }).map(String);
   if (parameter.name === 'cursor') return fc.constantFrom(...cursors);
   const pattern = schema.pattern === undefined ? undefined : new RegExp(schema.pattern, 'u');
-  return fc.oneof(
-    fc.constantFrom('menu', 'food safety', 'kitchen staff', '"food waste"', 'café', 'allerg', 'zzzz', '', '   '),
-    fc.string({ unit: 'grapheme', maxLength: 40 }),
-  ).filter((value) => value.length <= (schema.maxLength ?? Infinity) && (pattern === undefined || pattern.test(value)));
+  return fc
+    .oneof(
+      fc.constantFrom('menu', 'food safety', 'kitchen staff', '"food waste"', 'café', 'allerg', 'zzzz', '', '   '),
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+    )
+    .filter((value) => value.length <= (schema.maxLength ?? Infinity) && (pattern === undefined || pattern.test(value)));
 }
 
 /** Values that break a query parameter's schema (type, range, length, pattern), or undefined when nothing can. */
@@ -88,15 +122,27 @@ function invalidValue(parameter: Parameter): fc.Arbitrary<string> | undefined {
       fc.constantFrom('abc', '1.5', '1e1', '0x10', 'NaN', '', ' 2', '٣'),
     );
   }
-  const tooLong = schema.maxLength === undefined ? [] : [fc.integer({ min: schema.maxLength + 1, max: schema.maxLength + 50 }).map((n) => 'a'.repeat(n))];
-  const broken = schema.pattern === undefined ? [] : [fc.tuple(fc.string({ maxLength: 5 }), fc.constantFrom('\t', '\n', '\r', '\u0000', '\u001f', '\u007f'))
-    .map(([text, control]) => `${text}${control}${text}`)];
+  const tooLong =
+    schema.maxLength === undefined ? [] : [fc.integer({ min: schema.maxLength + 1, max: schema.maxLength + 50 }).map((n) => 'a'.repeat(n))];
+  const broken =
+    schema.pattern === undefined
+      ? []
+      : [
+          fc
+            .tuple(fc.string({ maxLength: 5 }), fc.constantFrom('\t', '\n', '\r', '\u0000', '\u001f', '\u007f'))
+            .map(([text, control]) => `${text}${control}${text}`),
+        ];
   const choices = [...tooLong, ...broken];
   return choices.length === 0 ? undefined : fc.oneof(...choices);
 }
 
 /** The cases of one operation: a valid or invalid request, or any request with another method. */
-function casesFor(template: string, operation: Operation, allowed: string[], inputs: { slugs: string[]; cursors: string[] }): fc.Arbitrary<Case> {
+function casesFor(
+  template: string,
+  operation: Operation,
+  allowed: string[],
+  inputs: { slugs: string[]; cursors: string[] },
+): fc.Arbitrary<Case> {
   const query = (operation.parameters ?? []).filter((p) => p.in === 'query');
   const accepted = query.map((p) => p.name);
   const limitParameter = query.find((p) => p.schema.type === 'integer');
@@ -104,13 +150,22 @@ function casesFor(template: string, operation: Operation, allowed: string[], inp
 
   const slug = hasPath
     ? fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom(...inputs.slugs).map((value) => ({ value, found: true, wellFormed: true })) },
-      { weight: 1, arbitrary: fc.stringMatching(/^[a-z0-9]{1,12}(?:-[a-z0-9]{1,12}){0,3}$/).filter((s) => !inputs.slugs.includes(s))
-        .map((value) => ({ value, found: false, wellFormed: true })) },
-      // Not a slug at all: the document gives a malformed slug the same 404, whatever the query.
-      { weight: 1, arbitrary: fc.constantFrom('Upper-Case', 'two--hyphens', '-edge', 'a_b', 'é', 'x'.repeat(101), '%20')
-        .map((value) => ({ value, found: false, wellFormed: false })) },
-    )
+        { weight: 3, arbitrary: fc.constantFrom(...inputs.slugs).map((value) => ({ value, found: true, wellFormed: true })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .stringMatching(/^[a-z0-9]{1,12}(?:-[a-z0-9]{1,12}){0,3}$/)
+            .filter((s) => !inputs.slugs.includes(s))
+            .map((value) => ({ value, found: false, wellFormed: true })),
+        },
+        // Not a slug at all: the document gives a malformed slug the same 404, whatever the query.
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom('Upper-Case', 'two--hyphens', '-edge', 'a_b', 'é', 'x'.repeat(101), '%20')
+            .map((value) => ({ value, found: false, wellFormed: false })),
+        },
+      )
     : fc.constant({ value: '', found: true, wellFormed: true });
 
   // Each accepted parameter: absent, valid or invalid; plus unknown and repeated ones.
@@ -124,17 +179,29 @@ function casesFor(template: string, operation: Operation, allowed: string[], inp
     if (invalid) options.push({ weight: 1, arbitrary: invalid.map((value) => ({ name: parameter.name, value, bad: true })) });
     // Any string fits a cursor's schema; one the API did not sign is the document's invalid-cursor.
     if (parameter.name === 'cursor') {
-      options.push({ weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{1,40}(?:\.[A-Za-z0-9_-]{1,30})?$/)
-        .map((value) => ({ name: parameter.name, value, bad: false, forged: true })) });
+      options.push({
+        weight: 1,
+        arbitrary: fc
+          .stringMatching(/^[A-Za-z0-9_-]{1,40}(?:\.[A-Za-z0-9_-]{1,30})?$/)
+          .map((value) => ({ name: parameter.name, value, bad: false, forged: true })),
+      });
     }
     return fc.oneof(...options);
   });
   const unknownNames = fc.oneof(
     { weight: 4, arbitrary: fc.constant([]) },
-    { weight: 1, arbitrary: fc.array(fc.stringMatching(/^[a-zA-Z$_.\u0400-\u044f]{1,10}$/).filter((name) => !accepted.includes(name)), { minLength: 1, maxLength: 2 }) },
+    {
+      weight: 1,
+      arbitrary: fc.array(
+        fc.stringMatching(/^[a-zA-Z$_.\u0400-\u044f]{1,10}$/).filter((name) => !accepted.includes(name)),
+        { minLength: 1, maxLength: 2 },
+      ),
+    },
   );
-  const repeated = accepted.length === 0 ? fc.constant(undefined)
-    : fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...accepted) });
+  const repeated =
+    accepted.length === 0
+      ? fc.constant(undefined)
+      : fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...accepted) });
 
   const request = fc.record({
     slug,
@@ -142,7 +209,10 @@ function casesFor(template: string, operation: Operation, allowed: string[], inp
     unknown: unknownNames,
     repeated,
     accept: fc.constantFrom(...ACCEPTS),
-    method: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('GET', 'HEAD') }, { weight: 2, arbitrary: fc.constantFrom(...OTHER_METHODS, 'OPTIONS') }),
+    method: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom('GET', 'HEAD') },
+      { weight: 2, arbitrary: fc.constantFrom(...OTHER_METHODS, 'OPTIONS') },
+    ),
     body: fc.option(fc.constantFrom(...BODIES), { freq: 2 }),
   });
 
@@ -223,43 +293,54 @@ describe.each([
     await database?.drop();
   });
 
-  it.runIf(enabled)('answers each as the document says: status, Allow, media type, problem, body', async () => {
-    for (const [template, item] of Object.entries(document.paths)) {
-      const operation = item.get;
-      // POST /mcp speaks JSON-RPC: test/http/routes/mcp-http.test.ts checks it against the document.
-      if (operation === undefined) continue;
-      await fc.assert(fc.asyncProperty(casesFor(template, operation, allowed, inputs), async (request) => {
-        const res = await t.app.inject({
-          method: request.method as 'GET',
-          url: request.url,
-          headers: request.headers,
-          ...(request.body === undefined ? {} : { payload: request.body }),
-        });
-        const key = `${operation.operationId} ${request.method === 'GET' || request.method === 'HEAD' ? request.method : 'other'} ${res.statusCode}${request.expected.problem ? ` ${request.expected.problem}` : ''}`;
-        statuses.set(key, (statuses.get(key) ?? 0) + 1);
-        const where = `${request.method} ${request.url} ${JSON.stringify(request.headers)} → ${res.statusCode} ${res.body.slice(0, 200)}`;
-        expect(res.statusCode, where).toBe(request.expected.status);
-        const type = String(res.headers['content-type'] ?? '');
-        if (res.statusCode === 405) expect(res.headers.allow, where).toBe(allowed.join(', '));
-        if (res.statusCode === 204) expect(res.headers.allow, where).toBe(allowed.join(', '));
-        if (res.statusCode >= 400) {
-          expect(type, where).toBe('application/problem+json; charset=utf-8');
-          const declared = operation.responses[String(res.statusCode)]?.content ?? {};
-          expect(Object.keys(declared), where).toEqual(['application/problem+json']);
-          if (request.method === 'HEAD') return;
-          const problem = res.json<{ status: number; type: string; errors?: { name: string }[] }>();
-          expect(problem.status, where).toBe(res.statusCode);
-          if (request.expected.problem) expect(problem.type, where).toBe(`${TEST_BASE_URL}/problems/${request.expected.problem}`);
-          const named = (problem.errors ?? []).map((error) => error.name);
-          for (const name of request.expected.invalid ?? []) expect(named, where).toContain(name);
-        } else if (res.statusCode === 200) {
-          const declared = Object.keys(operation.responses['200']!.content ?? {});
-          expect(declared.map((media) => `${media}; charset=utf-8`), where).toContain(type);
-          expect(res.headers.etag, where).toMatch(/^"[^"]+"$/);
-          if (request.method === 'HEAD') expect(res.body, where).toBe('');
-          else if (request.limit !== undefined) expect(res.json<{ items: unknown[] }>().items.length, where).toBeLessThanOrEqual(request.limit);
-        }
-      }), { numRuns: RUNS_PER_OPERATION });
-    }
-  }, 60_000);
+  it.runIf(enabled)(
+    'answers each as the document says: status, Allow, media type, problem, body',
+    async () => {
+      for (const [template, item] of Object.entries(document.paths)) {
+        const operation = item.get;
+        // POST /mcp speaks JSON-RPC: test/http/routes/mcp-http.test.ts checks it against the document.
+        if (operation === undefined) continue;
+        await fc.assert(
+          fc.asyncProperty(casesFor(template, operation, allowed, inputs), async (request) => {
+            const res = await t.app.inject({
+              method: request.method as 'GET',
+              url: request.url,
+              headers: request.headers,
+              ...(request.body === undefined ? {} : { payload: request.body }),
+            });
+            const key = `${operation.operationId} ${request.method === 'GET' || request.method === 'HEAD' ? request.method : 'other'} ${res.statusCode}${request.expected.problem ? ` ${request.expected.problem}` : ''}`;
+            statuses.set(key, (statuses.get(key) ?? 0) + 1);
+            const where = `${request.method} ${request.url} ${JSON.stringify(request.headers)} → ${res.statusCode} ${res.body.slice(0, 200)}`;
+            expect(res.statusCode, where).toBe(request.expected.status);
+            const type = String(res.headers['content-type'] ?? '');
+            if (res.statusCode === 405) expect(res.headers.allow, where).toBe(allowed.join(', '));
+            if (res.statusCode === 204) expect(res.headers.allow, where).toBe(allowed.join(', '));
+            if (res.statusCode >= 400) {
+              expect(type, where).toBe('application/problem+json; charset=utf-8');
+              const declared = operation.responses[String(res.statusCode)]?.content ?? {};
+              expect(Object.keys(declared), where).toEqual(['application/problem+json']);
+              if (request.method === 'HEAD') return;
+              const problem = res.json<{ status: number; type: string; errors?: { name: string }[] }>();
+              expect(problem.status, where).toBe(res.statusCode);
+              if (request.expected.problem) expect(problem.type, where).toBe(`${TEST_BASE_URL}/problems/${request.expected.problem}`);
+              const named = (problem.errors ?? []).map((error) => error.name);
+              for (const name of request.expected.invalid ?? []) expect(named, where).toContain(name);
+            } else if (res.statusCode === 200) {
+              const declared = Object.keys(operation.responses['200']!.content ?? {});
+              expect(
+                declared.map((media) => `${media}; charset=utf-8`),
+                where,
+              ).toContain(type);
+              expect(res.headers.etag, where).toMatch(/^"[^"]+"$/);
+              if (request.method === 'HEAD') expect(res.body, where).toBe('');
+              else if (request.limit !== undefined)
+                expect(res.json<{ items: unknown[] }>().items.length, where).toBeLessThanOrEqual(request.limit);
+            }
+          }),
+          { numRuns: RUNS_PER_OPERATION },
+        );
+      }
+    },
+    60_000,
+  );
 });

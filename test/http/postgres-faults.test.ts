@@ -19,7 +19,9 @@ import { freePort } from '../helpers/redis-server.js';
 const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
 const hasTools = (() => {
   try {
-    execFileSync([...asPostgres, 'initdb'][0]!, [...asPostgres.slice(1), ...(asPostgres.length > 0 ? ['initdb'] : []), '--version'], { stdio: 'ignore' });
+    execFileSync([...asPostgres, 'initdb'][0]!, [...asPostgres.slice(1), ...(asPostgres.length > 0 ? ['initdb'] : []), '--version'], {
+      stdio: 'ignore',
+    });
     execFileSync('pg_ctl', ['--version'], { stdio: 'ignore' });
     return true;
   } catch {
@@ -42,18 +44,23 @@ describe.runIf(hasTools)('PostgreSQL faults on a private cluster, under load', (
   let url: string;
   let t: TestApp;
   const pgCtl = (...args: string[]): void => run(['pg_ctl', '-D', dataDir, '-w', '-t', '30', ...args]);
-  const startCluster = (): void => pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'postgres.log'), 'start');
+  const startCluster = (): void =>
+    pgCtl('-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'postgres.log'), 'start');
 
   beforeAll(async () => {
     dir = makeTempDir('guides-pg-cluster-');
     dataDir = path.join(dir, 'data');
-    if (asPostgres.length > 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+    if (asPostgres.length > 0)
+      chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
     run(['initdb', '-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
     port = await freePort();
     startCluster();
     url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const store = createPostgresGuideStore({ connectionString: url, poolSize: 4, connectionTimeoutMs: 1000 });
-    t = await buildTestApp({ store, env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CONTENT_POLL_MS: '200' } });
+    t = await buildTestApp({
+      store,
+      env: { RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CONTENT_POLL_MS: '200' },
+    });
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -66,7 +73,24 @@ describe.runIf(hasTools)('PostgreSQL faults on a private cluster, under load', (
   });
 
   let counter = 0;
-  const WORDS = ['kitchen', 'menu', 'food', 'staff', 'safety', 'cost', 'service', 'clean', 'guest', 'order', 'waste', 'allergen', 'cook', 'temperature', 'wine', 'bar'];
+  const WORDS = [
+    'kitchen',
+    'menu',
+    'food',
+    'staff',
+    'safety',
+    'cost',
+    'service',
+    'clean',
+    'guest',
+    'order',
+    'waste',
+    'allergen',
+    'cook',
+    'temperature',
+    'wine',
+    'bar',
+  ];
   /** A request the representation cache cannot answer: a search text and page size not asked before. */
   function uncachedUrl(): string {
     counter += 1;
@@ -107,7 +131,8 @@ describe.runIf(hasTools)('PostgreSQL faults on a private cluster, under load', (
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
       const { rows } = await admin.query<{ n: number }>(
-        "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'restaurant-guides-api' AND pid <> pg_backend_pid()");
+        "SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'restaurant-guides-api' AND pid <> pg_backend_pid()",
+      );
       await admin.end();
       expect(rows[0]!.n).toBeGreaterThan(0);
     });

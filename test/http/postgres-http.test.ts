@@ -17,7 +17,10 @@ import { HOSTILE_QUERIES } from '../store/guide-store.contract.js';
 
 const hasPostgres = await requirePostgres('the HTTP tests on PostgreSQL');
 
-interface ListBody { items: { slug: string; snippet?: string }[]; nextCursor?: string }
+interface ListBody {
+  items: { slug: string; snippet?: string }[];
+  nextCursor?: string;
+}
 
 // No search shedding on event-loop lag: two apps share this process on a busy test machine.
 const env = { CURSOR_SECRET: 'a shared secret for both backends in this test file' };
@@ -61,9 +64,16 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
   it('serves the same bytes and ETags as SQLite for everything but search', async () => {
     const sample = await loadSampleContent();
     const urls = [
-      '/api/v1/product', '/api/v1/resources', '/api/v1/guides', '/api/v1/guides?limit=5', '/api/v1/guides?limit=50',
+      '/api/v1/product',
+      '/api/v1/resources',
+      '/api/v1/guides',
+      '/api/v1/guides?limit=5',
+      '/api/v1/guides?limit=50',
       ...sample.guides.map((guide) => `/api/v1/guides/${guide.slug}`),
-      '/api/v1/guides/not-a-guide', '/api/v1/guides/Bad--Slug', '/api/v1/guides/', '/llms.txt',
+      '/api/v1/guides/not-a-guide',
+      '/api/v1/guides/Bad--Slug',
+      '/api/v1/guides/',
+      '/llms.txt',
     ];
     for (const url of urls) {
       const [a, b] = await Promise.all([get(pgApp, url), get(sqliteApp, url)]);
@@ -77,7 +87,10 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
 
   it('walks the list through cursors, page by page identical to SQLite, each published guide once', async () => {
     const sample = await loadSampleContent();
-    const published = sample.guides.filter((g) => g.status === 'published').map((g) => g.slug).sort();
+    const published = sample.guides
+      .filter((g) => g.status === 'published')
+      .map((g) => g.slug)
+      .sort();
     for (const limit of [1, 4, 7]) {
       const [a, b] = await Promise.all([walk(pgApp, `/api/v1/guides?limit=${limit}`), walk(sqliteApp, `/api/v1/guides?limit=${limit}`)]);
       expect(a.bodies).toEqual(b.bodies);
@@ -86,8 +99,16 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
   });
 
   it('answers the same 404 for retained, archived, unknown and malformed slugs', async () => {
-    const urls = ['/api/v1/guides/loyalty-program-design', '/api/v1/guides/contactless-service-during-covid', '/api/v1/guides/no-such-guide',
-      '/api/v1/guides/UPPER', '/api/v1/guides/a--b', `/api/v1/guides/${'a'.repeat(101)}`, '/api/v1/guides/%E2%28', '/api/v1/guides/'];
+    const urls = [
+      '/api/v1/guides/loyalty-program-design',
+      '/api/v1/guides/contactless-service-during-covid',
+      '/api/v1/guides/no-such-guide',
+      '/api/v1/guides/UPPER',
+      '/api/v1/guides/a--b',
+      `/api/v1/guides/${'a'.repeat(101)}`,
+      '/api/v1/guides/%E2%28',
+      '/api/v1/guides/',
+    ];
     const responses = await Promise.all(urls.map((url) => get(pgApp, url)));
     for (const res of responses) {
       expect(res.statusCode).toBe(404);
@@ -102,13 +123,15 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
     const markdown = { accept: 'text/markdown' };
     for (const guide of sample.guides.filter((g) => g.status === 'published')) {
       const [a, b, negotiated] = await Promise.all([
-        get(pgApp, `/api/v1/guides/${guide.slug}.md`), get(sqliteApp, `/api/v1/guides/${guide.slug}.md`),
+        get(pgApp, `/api/v1/guides/${guide.slug}.md`),
+        get(sqliteApp, `/api/v1/guides/${guide.slug}.md`),
         pgApp.app.inject({ url: `/api/v1/guides/${guide.slug}`, headers: markdown }),
       ]);
       expect(a.statusCode, guide.slug).toBe(200);
       expect(a.headers['content-type']).toBe('text/markdown; charset=utf-8');
       expect(a.body.endsWith(guide.markdown), guide.slug).toBe(true);
-      for (const name of ['etag', 'last-modified', 'link', 'x-markdown-tokens']) expect(a.headers[name], `${guide.slug} ${name}`).toBe(b.headers[name]);
+      for (const name of ['etag', 'last-modified', 'link', 'x-markdown-tokens'])
+        expect(a.headers[name], `${guide.slug} ${name}`).toBe(b.headers[name]);
       expect(a.body).toBe(b.body);
       expect(negotiated.body).toBe(a.body);
       expect(negotiated.headers.etag).toBe(a.headers.etag);
@@ -117,7 +140,12 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
     expect(fullPg.statusCode).toBe(200);
     expect(fullPg.body).toBe(fullSqlite.body);
     const notFound = (await get(pgApp, '/api/v1/guides/no-such-guide')).body;
-    for (const url of ['/api/v1/guides/loyalty-program-design.md', '/api/v1/guides/contactless-service-during-covid', '/api/v1/guides/no-such-guide.md', '/api/v1/guides/UPPER.md']) {
+    for (const url of [
+      '/api/v1/guides/loyalty-program-design.md',
+      '/api/v1/guides/contactless-service-during-covid',
+      '/api/v1/guides/no-such-guide.md',
+      '/api/v1/guides/UPPER.md',
+    ]) {
       const res = await pgApp.app.inject({ url, headers: markdown });
       expect(res.statusCode, url).toBe(404);
       expect(res.body, url).toBe(notFound);
@@ -125,13 +153,32 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
   });
 
   it('finds the same guides as SQLite for the same searches', async () => {
-    for (const q of ['menus', 'cafe', 'allerg', 'food waste', '"walk in"', 'the', 'cross-contamination', 'par level', 'labor cost', 'temperature log']) {
+    for (const q of [
+      'menus',
+      'cafe',
+      'allerg',
+      'food waste',
+      '"walk in"',
+      'the',
+      'cross-contamination',
+      'par level',
+      'labor cost',
+      'temperature log',
+    ]) {
       const url = `/api/v1/guides?limit=50&q=${encodeURIComponent(q)}`;
       const [a, b] = await Promise.all([get(pgApp, url), get(sqliteApp, url)]);
       expect(a.statusCode, q).toBe(200);
       const found = a.json<ListBody>().items;
-      expect(found.map((i) => i.slug).sort(), q).toEqual(b.json<ListBody>().items.map((i) => i.slug).sort());
-      expect(found.every((i) => typeof i.snippet === 'string'), q).toBe(true);
+      expect(found.map((i) => i.slug).sort(), q).toEqual(
+        b
+          .json<ListBody>()
+          .items.map((i) => i.slug)
+          .sort(),
+      );
+      expect(
+        found.every((i) => typeof i.snippet === 'string'),
+        q,
+      ).toBe(true);
     }
     const cafe = (await get(pgApp, '/api/v1/guides?q=cafe')).json<ListBody>();
     expect(cafe.items[0]?.slug).toBe('opening-a-cafe');
@@ -156,7 +203,12 @@ describe.runIf(hasPostgres)('the HTTP API on PostgreSQL', () => {
   });
 
   it('answers 503, never 500, when PostgreSQL cannot be reached', async () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PUBLIC_BASE_URL: TEST_BASE_URL, LOG_LEVEL: 'silent', ...env });
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+      PUBLIC_BASE_URL: TEST_BASE_URL,
+      LOG_LEVEL: 'silent',
+      ...env,
+    });
     const store = createPostgresGuideStore({ connectionString: config.databaseUrl, connectionTimeoutMs: 1000 });
     const app = buildApp({ config, store, logger: false });
     try {

@@ -12,7 +12,12 @@ import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-stor
 import { makeTempDir, TEST_BASE_URL } from '../helpers/build-test-app.js';
 import { loadSampleContent } from '../helpers/sample-content.js';
 
-interface LogLine { level: number; msg: string; requestId?: string; [key: string]: unknown }
+interface LogLine {
+  level: number;
+  msg: string;
+  requestId?: string;
+  [key: string]: unknown;
+}
 
 describe('request logging', () => {
   const lines: LogLine[] = [];

@@ -15,7 +15,11 @@ import { createTestDatabase, requirePostgres } from '../helpers/postgres-databas
 import type { TestDatabase } from '../helpers/postgres-database.js';
 import { relevanceContent } from './relevance-corpus.js';
 
-interface Judgement { query: string; best: string; top?: number }
+interface Judgement {
+  query: string;
+  best: string;
+  top?: number;
+}
 
 const FIXTURES = path.resolve(import.meta.dirname, '..', 'fixtures');
 const judged = readdirSync(FIXTURES)
@@ -37,7 +41,10 @@ const backends: { name: string; run: boolean; open(content: ContentSet): Promise
     run: hasPostgres,
     async open(content) {
       const database = await createTestDatabase();
-      return { app: await buildTestApp({ content, store: createPostgresGuideStore({ connectionString: database.url, poolSize: 4 }) }), database };
+      return {
+        app: await buildTestApp({ content, store: createPostgresGuideStore({ connectionString: database.url, poolSize: 4 }) }),
+        database,
+      };
     },
   },
 ];
@@ -53,7 +60,10 @@ describe.each(backends.filter((backend) => backend.run))('search relevance on $n
     for (const { query } of judged) {
       const res = await t.app.inject({ url: `/api/v1/guides?q=${encodeURIComponent(query)}&limit=10` });
       expect(res.statusCode, query).toBe(200);
-      firstTen.set(query, res.json<{ items: { slug: string }[] }>().items.map((i) => i.slug));
+      firstTen.set(
+        query,
+        res.json<{ items: { slug: string }[] }>().items.map((i) => i.slug),
+      );
     }
   });
   afterAll(async () => {

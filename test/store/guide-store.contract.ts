@@ -76,8 +76,17 @@ async function walkSearch(store: GuideStore, text: string, limit: number): Promi
  */
 function farApart(): string {
   const at = new Map<number, string>([
-    [44, 'saffron'], [206, 'saffron'], [217, 'saffron'], [572, 'saffron'], [1036, 'saffron'], [1099, 'saffron'], [1302, 'saffron'],
-    [385, 'vanilla'], [705, 'vanilla'], [780, 'vanilla'], [806, 'vanilla'],
+    [44, 'saffron'],
+    [206, 'saffron'],
+    [217, 'saffron'],
+    [572, 'saffron'],
+    [1036, 'saffron'],
+    [1099, 'saffron'],
+    [1302, 'saffron'],
+    [385, 'vanilla'],
+    [705, 'vanilla'],
+    [780, 'vanilla'],
+    [806, 'vanilla'],
   ]);
   const filler = ['lorem', 'ipsum', 'dolor', 'sit', 'amet', 'elit'];
   return Array.from({ length: 1400 }, (_, i) => `${at.get(i) ?? filler[i % filler.length]!}${i % 12 === 11 ? '.' : ''}`).join(' ');
@@ -86,37 +95,130 @@ function farApart(): string {
 /** Guides written for the search tests: each word placed so one behaviour decides the match. */
 function searchContent(): ContentSet {
   return makeContent([
-    makeGuide({ slug: 'menu-basics', title: 'Writing a short carte', summary: 'Fewer dishes sell better.',
-      markdown: '# Writing a short carte\n\nA short menu sells better than a long one.\n', publishedAt: '2026-01-05T09:00:00Z' }),
-    makeGuide({ slug: 'opening-a-cafe', title: 'Opening a Café', summary: 'The first weeks of a new café.',
-      markdown: '# Opening a Café\n\nA café needs a reliable espresso machine and a morning rush plan.\n', publishedAt: '2026-01-06T09:00:00Z' }),
-    makeGuide({ slug: 'allergen-matrix', title: 'Allergen matrix', summary: 'Track the fourteen allergens.',
-      markdown: '# Allergen matrix\n\nKeep the **allergen matrix** at the pass, next to the order rail.\n', publishedAt: '2026-01-07T09:00:00Z' }),
-    makeGuide({ slug: 'walk-in-cooler', title: 'Cold storage', summary: 'Shelving and temperatures.',
-      markdown: '# Cold storage\n\nKeep the walk-in cooler at 3 °C and label every shelf.\n', publishedAt: '2026-01-08T09:00:00Z' }),
-    makeGuide({ slug: 'cooler-and-a-walk', title: 'Staff breaks', summary: 'Rest matters.',
-      markdown: '# Staff breaks\n\nAfter a shift, a walk in the park beats a cooler full of drinks.\n', publishedAt: '2026-01-09T09:00:00Z' }),
-    makeGuide({ slug: 'grill-basics', title: 'Grill basics', summary: 'Heat zones and timing.',
-      markdown: '# Grill basics\n\nPreheat for fifteen minutes.\n', publishedAt: '2026-01-01T09:00:00Z' }),
-    makeGuide({ slug: 'kitchen-notes', title: 'Kitchen notes', summary: 'Assorted notes from the line.',
-      markdown: `# Kitchen notes\n\n${'The grill station needs the grill brush and the grill scraper. '.repeat(12)}\n`, publishedAt: '2026-02-01T09:00:00Z' }),
-    makeGuide({ slug: 'knife-skills', title: 'Knife skills', summary: 'Sharpening schedule for the brigade.',
-      markdown: '# Knife skills\n\nHone daily, sharpen weekly.\n', publishedAt: '2026-01-02T09:00:00Z' }),
-    makeGuide({ slug: 'staff-handbook', title: 'Staff handbook', summary: 'Rules for everyone.',
-      markdown: '# Staff handbook\n\nThe sharpening of knives happens on Mondays, and breaks are paid.\n', publishedAt: '2026-03-01T09:00:00Z' }),
-    makeGuide({ slug: 'secret-menu', status: 'retained', title: 'Secret menu', summary: 'Not for the public: espresso allergen grill menu.',
-      markdown: '# Secret menu\n\nEspresso, allergen, grill, menu, café, walk-in cooler.\n', publishedAt: '2026-01-03T09:00:00Z' }),
-    makeGuide({ slug: 'old-menu', status: 'archived', title: 'Old menu', summary: 'Gone: espresso allergen grill menu.',
-      markdown: '# Old menu\n\nEspresso, allergen, grill, menu, café.\n', publishedAt: '2026-01-04T09:00:00Z' }),
+    makeGuide({
+      slug: 'menu-basics',
+      title: 'Writing a short carte',
+      summary: 'Fewer dishes sell better.',
+      markdown: '# Writing a short carte\n\nA short menu sells better than a long one.\n',
+      publishedAt: '2026-01-05T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'opening-a-cafe',
+      title: 'Opening a Café',
+      summary: 'The first weeks of a new café.',
+      markdown: '# Opening a Café\n\nA café needs a reliable espresso machine and a morning rush plan.\n',
+      publishedAt: '2026-01-06T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'allergen-matrix',
+      title: 'Allergen matrix',
+      summary: 'Track the fourteen allergens.',
+      markdown: '# Allergen matrix\n\nKeep the **allergen matrix** at the pass, next to the order rail.\n',
+      publishedAt: '2026-01-07T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'walk-in-cooler',
+      title: 'Cold storage',
+      summary: 'Shelving and temperatures.',
+      markdown: '# Cold storage\n\nKeep the walk-in cooler at 3 °C and label every shelf.\n',
+      publishedAt: '2026-01-08T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'cooler-and-a-walk',
+      title: 'Staff breaks',
+      summary: 'Rest matters.',
+      markdown: '# Staff breaks\n\nAfter a shift, a walk in the park beats a cooler full of drinks.\n',
+      publishedAt: '2026-01-09T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'grill-basics',
+      title: 'Grill basics',
+      summary: 'Heat zones and timing.',
+      markdown: '# Grill basics\n\nPreheat for fifteen minutes.\n',
+      publishedAt: '2026-01-01T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'kitchen-notes',
+      title: 'Kitchen notes',
+      summary: 'Assorted notes from the line.',
+      markdown: `# Kitchen notes\n\n${'The grill station needs the grill brush and the grill scraper. '.repeat(12)}\n`,
+      publishedAt: '2026-02-01T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'knife-skills',
+      title: 'Knife skills',
+      summary: 'Sharpening schedule for the brigade.',
+      markdown: '# Knife skills\n\nHone daily, sharpen weekly.\n',
+      publishedAt: '2026-01-02T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'staff-handbook',
+      title: 'Staff handbook',
+      summary: 'Rules for everyone.',
+      markdown: '# Staff handbook\n\nThe sharpening of knives happens on Mondays, and breaks are paid.\n',
+      publishedAt: '2026-03-01T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'secret-menu',
+      status: 'retained',
+      title: 'Secret menu',
+      summary: 'Not for the public: espresso allergen grill menu.',
+      markdown: '# Secret menu\n\nEspresso, allergen, grill, menu, café, walk-in cooler.\n',
+      publishedAt: '2026-01-03T09:00:00Z',
+    }),
+    makeGuide({
+      slug: 'old-menu',
+      status: 'archived',
+      title: 'Old menu',
+      summary: 'Gone: espresso allergen grill menu.',
+      markdown: '# Old menu\n\nEspresso, allergen, grill, menu, café.\n',
+      publishedAt: '2026-01-04T09:00:00Z',
+    }),
   ]);
 }
 
 export const HOSTILE_QUERIES = [
-  'C++', "O'Reilly", '100%', 'a:b', 'title:x', 'NEAR(a b)', '"', '*', '^', ') OR (', "' OR 1=1 --", '""', '"unclosed phrase',
-  'menu*', '-menu', 'menu AND NOT cafe', '{title}: menu', 'a & b | !c', "'", '\\', 'col:"x" *', '<-> <2>', ':*', 'x:*A',
-  '\u0000', 'menu\u0000cafe', '\u202Ecafe', '😀 menu', 'ﬁle', 'Ⅻ', 'x'.repeat(200), '()*"^:-+|&!~<>{}[]\'\\'.repeat(11).slice(0, 200),
+  'C++',
+  "O'Reilly",
+  '100%',
+  'a:b',
+  'title:x',
+  'NEAR(a b)',
+  '"',
+  '*',
+  '^',
+  ') OR (',
+  "' OR 1=1 --",
+  '""',
+  '"unclosed phrase',
+  'menu*',
+  '-menu',
+  'menu AND NOT cafe',
+  '{title}: menu',
+  'a & b | !c',
+  "'",
+  '\\',
+  'col:"x" *',
+  '<-> <2>',
+  ':*',
+  'x:*A',
+  '\u0000',
+  'menu\u0000cafe',
+  '\u202Ecafe',
+  '😀 menu',
+  'ﬁle',
+  'Ⅻ',
+  'x'.repeat(200),
+  '()*"^:-+|&!~<>{}[]\'\\'.repeat(11).slice(0, 200),
   // Letters that unaccent turns into a quote or an apostrophe, so a lexeme itself can hold one.
-  'aʼb', 'ŉ', 'ʼ', 'ʺ', 'xʺ', 'ʼʼ', '"aʼb cʺd"', 'menu ʼ',
+  'aʼb',
+  'ŉ',
+  'ʼ',
+  'ʺ',
+  'xʺ',
+  'ʼʼ',
+  '"aʼb cʺd"',
+  'menu ʼ',
 ];
 
 export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', createHarness: () => Promise<StoreHarness>, variant = ''): void {
@@ -164,13 +266,14 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
     });
 
     describe('visibility', () => {
-      const content = (): ContentSet => makeContent([
-        makeGuide({ slug: 'visible', title: 'Visible kitchen guide', publishedAt: '2026-01-02T09:00:00Z' }),
-        makeGuide({ slug: 'kept-back', status: 'retained', title: 'Retained kitchen guide' }),
-        makeGuide({ slug: 'gone', status: 'archived', title: 'Archived kitchen guide' }),
-        makeGuide({ slug: 'draft-without-date', status: 'retained', title: 'Retained undated kitchen guide', publishedAt: null }),
-        makeGuide({ slug: 'also-visible', title: 'Another kitchen guide', publishedAt: '2026-01-01T09:00:00Z' }),
-      ]);
+      const content = (): ContentSet =>
+        makeContent([
+          makeGuide({ slug: 'visible', title: 'Visible kitchen guide', publishedAt: '2026-01-02T09:00:00Z' }),
+          makeGuide({ slug: 'kept-back', status: 'retained', title: 'Retained kitchen guide' }),
+          makeGuide({ slug: 'gone', status: 'archived', title: 'Archived kitchen guide' }),
+          makeGuide({ slug: 'draft-without-date', status: 'retained', title: 'Retained undated kitchen guide', publishedAt: null }),
+          makeGuide({ slug: 'also-visible', title: 'Another kitchen guide', publishedAt: '2026-01-01T09:00:00Z' }),
+        ]);
 
       it('lists, indexes and finds published guides only', async () => {
         await store.importContent(content());
@@ -184,7 +287,19 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
 
       it('answers the same undefined for retained, archived, unknown and malformed slugs', async () => {
         await store.importContent(content());
-        for (const slug of ['kept-back', 'gone', 'draft-without-date', 'never-existed', 'Visible', 'visible ', 'a--b', '', 'x'.repeat(300), 'vis\u0000ible', "visible' OR '1'='1"]) {
+        for (const slug of [
+          'kept-back',
+          'gone',
+          'draft-without-date',
+          'never-existed',
+          'Visible',
+          'visible ',
+          'a--b',
+          '',
+          'x'.repeat(300),
+          'vis\u0000ible',
+          "visible' OR '1'='1",
+        ]) {
           expect(await store.getPublishedGuide(slug)).toBeUndefined();
         }
         expect(await store.getPublishedGuide('visible')).toBeDefined();
@@ -192,17 +307,33 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
 
       it('returns every field of a published guide, and omits author and canonicalUrl when unset', async () => {
         const full = makeGuide({
-          slug: 'full', title: 'Full guide', summary: 'Everything set.', tags: ['safety', 'cold chain'], language: 'fr-CA',
-          publishedAt: '2026-01-10T09:00:00Z', updatedAt: '2026-02-01T12:30:00.250Z', author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
-          canonicalUrl: 'https://guides.example.com/full', markdown: '# Full guide\n\n## Measure first\n\nWeigh the **waste** bin.\n',
+          slug: 'full',
+          title: 'Full guide',
+          summary: 'Everything set.',
+          tags: ['safety', 'cold chain'],
+          language: 'fr-CA',
+          publishedAt: '2026-01-10T09:00:00Z',
+          updatedAt: '2026-02-01T12:30:00.250Z',
+          author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
+          canonicalUrl: 'https://guides.example.com/full',
+          markdown: '# Full guide\n\n## Measure first\n\nWeigh the **waste** bin.\n',
         });
         const bare = makeGuide({ slug: 'bare', publishedAt: '2026-01-09T09:00:00Z', updatedAt: null });
         await store.importContent(makeContent([full, bare]));
         expect(await store.getPublishedGuide('full')).toEqual({
-          slug: 'full', title: 'Full guide', summary: 'Everything set.', tags: ['safety', 'cold chain'], language: 'fr-CA',
-          publishedAt: '2026-01-10T09:00:00Z', updatedAt: '2026-02-01T12:30:00.250Z', readingTimeMinutes: full.readingTimeMinutes,
-          markdown: full.markdown, wordCount: full.wordCount, headings: full.headings,
-          author: { name: 'Ana Ruiz', url: 'https://example.com/ana' }, canonicalUrl: 'https://guides.example.com/full',
+          slug: 'full',
+          title: 'Full guide',
+          summary: 'Everything set.',
+          tags: ['safety', 'cold chain'],
+          language: 'fr-CA',
+          publishedAt: '2026-01-10T09:00:00Z',
+          updatedAt: '2026-02-01T12:30:00.250Z',
+          readingTimeMinutes: full.readingTimeMinutes,
+          markdown: full.markdown,
+          wordCount: full.wordCount,
+          headings: full.headings,
+          author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
+          canonicalUrl: 'https://guides.example.com/full',
         });
         const bareDetail = await store.getPublishedGuide('bare');
         expect(bareDetail).not.toHaveProperty('author');
@@ -211,8 +342,14 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         expect(bareDetail?.updatedAt).toBe('2026-01-09T09:00:00Z');
         const [summary] = (await store.listPublishedGuides({ limit: 1 })).items;
         expect(summary).toEqual({
-          slug: 'full', title: 'Full guide', summary: 'Everything set.', tags: ['safety', 'cold chain'], language: 'fr-CA',
-          publishedAt: '2026-01-10T09:00:00Z', updatedAt: '2026-02-01T12:30:00.250Z', readingTimeMinutes: full.readingTimeMinutes,
+          slug: 'full',
+          title: 'Full guide',
+          summary: 'Everything set.',
+          tags: ['safety', 'cold chain'],
+          language: 'fr-CA',
+          publishedAt: '2026-01-10T09:00:00Z',
+          updatedAt: '2026-02-01T12:30:00.250Z',
+          readingTimeMinutes: full.readingTimeMinutes,
         });
       });
 
@@ -228,28 +365,40 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
     describe('ordering and pagination', () => {
       it('orders by publishedAt descending, then slug in byte order', async () => {
         const tie = '2026-02-01T09:00:00Z';
-        await store.importContent(makeContent([
-          makeGuide({ slug: 'a0', publishedAt: tie }),
-          makeGuide({ slug: 'c-earlier', publishedAt: '2026-01-01T09:00:00Z' }),
-          makeGuide({ slug: 'b', publishedAt: tie }),
-          makeGuide({ slug: 'a-b', publishedAt: tie }),
-          makeGuide({ slug: 'z-later', publishedAt: '2026-03-01T09:00:00Z' }),
-          makeGuide({ slug: 'a', publishedAt: tie }),
-          makeGuide({ slug: 'a-b-hidden', status: 'retained', publishedAt: tie }),
-          makeGuide({ slug: 'ms-later', publishedAt: '2026-02-01T09:00:00.001Z' }),
-        ]));
+        await store.importContent(
+          makeContent([
+            makeGuide({ slug: 'a0', publishedAt: tie }),
+            makeGuide({ slug: 'c-earlier', publishedAt: '2026-01-01T09:00:00Z' }),
+            makeGuide({ slug: 'b', publishedAt: tie }),
+            makeGuide({ slug: 'a-b', publishedAt: tie }),
+            makeGuide({ slug: 'z-later', publishedAt: '2026-03-01T09:00:00Z' }),
+            makeGuide({ slug: 'a', publishedAt: tie }),
+            makeGuide({ slug: 'a-b-hidden', status: 'retained', publishedAt: tie }),
+            makeGuide({ slug: 'ms-later', publishedAt: '2026-02-01T09:00:00.001Z' }),
+          ]),
+        );
         // 'a-b' before 'a0': '-' (0x2D) sorts before '0' (0x30), as SQL's C collation does.
-        expect(slugs((await store.listPublishedGuides({ limit: 50 })).items)).toEqual(['z-later', 'ms-later', 'a', 'a-b', 'a0', 'b', 'c-earlier']);
+        expect(slugs((await store.listPublishedGuides({ limit: 50 })).items)).toEqual([
+          'z-later',
+          'ms-later',
+          'a',
+          'a-b',
+          'a0',
+          'b',
+          'c-earlier',
+        ]);
         expect((await store.listPublishedIndex()).map((g) => g.slug)).toEqual(['z-later', 'ms-later', 'a', 'a-b', 'a0', 'b', 'c-earlier']);
       });
 
       it('walks every published guide exactly once, in order, at any page size', async () => {
         const days = ['2026-01-01', '2026-01-02', '2026-01-02', '2026-01-03'];
-        const guides = Array.from({ length: 29 }, (_, i) => makeGuide({
-          slug: `guide-${(i * 7) % 29}${i % 3 === 0 ? '-x' : ''}`,
-          status: i % 5 === 4 ? 'retained' : 'published',
-          publishedAt: `${days[i % days.length]!}T09:00:00Z`,
-        }));
+        const guides = Array.from({ length: 29 }, (_, i) =>
+          makeGuide({
+            slug: `guide-${(i * 7) % 29}${i % 3 === 0 ? '-x' : ''}`,
+            status: i % 5 === 4 ? 'retained' : 'published',
+            publishedAt: `${days[i % days.length]!}T09:00:00Z`,
+          }),
+        );
         await store.importContent(makeContent(guides));
         const expected = expectedListOrder(guides);
         expect(expected.length).toBeGreaterThan(20);
@@ -259,11 +408,13 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
       });
 
       it('continues strictly after a position, even when that guide has gone', async () => {
-        await store.importContent(makeContent([
-          makeGuide({ slug: 'a', publishedAt: '2026-01-03T09:00:00Z' }),
-          makeGuide({ slug: 'b', publishedAt: '2026-01-02T09:00:00Z' }),
-          makeGuide({ slug: 'c', publishedAt: '2026-01-01T09:00:00Z' }),
-        ]));
+        await store.importContent(
+          makeContent([
+            makeGuide({ slug: 'a', publishedAt: '2026-01-03T09:00:00Z' }),
+            makeGuide({ slug: 'b', publishedAt: '2026-01-02T09:00:00Z' }),
+            makeGuide({ slug: 'c', publishedAt: '2026-01-01T09:00:00Z' }),
+          ]),
+        );
         const after = { publishedMs: Date.parse('2026-01-02T09:00:00Z'), slug: 'aa' };
         expect(slugs((await store.listPublishedGuides({ limit: 10, after })).items)).toEqual(['b', 'c']);
         const afterB = { publishedMs: Date.parse('2026-01-02T09:00:00Z'), slug: 'b' };
@@ -337,12 +488,22 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
 
       it('gives a snippet on one line: breaks between blocks shown, cuts marked with …', async () => {
         const filler = (word: string): string => Array.from({ length: 60 }, (_, i) => `${word}${i % 7}`).join(' ');
-        await store.importContent(makeContent([
-          makeGuide({ slug: 'spice-shelf', title: 'Spice notes', summary: 'Where they go.',
-            markdown: '# Storing saffron\n\nKeep it dry and dark.\n\n- Airtight tin\n- Cool shelf\n' }),
-          makeGuide({ slug: 'long-middle', title: 'Long middle', summary: 'A word in the middle.',
-            markdown: `${filler('lorem')}\n\n## Turmeric\n\n${filler('ipsum')}\n` }),
-        ]));
+        await store.importContent(
+          makeContent([
+            makeGuide({
+              slug: 'spice-shelf',
+              title: 'Spice notes',
+              summary: 'Where they go.',
+              markdown: '# Storing saffron\n\nKeep it dry and dark.\n\n- Airtight tin\n- Cool shelf\n',
+            }),
+            makeGuide({
+              slug: 'long-middle',
+              title: 'Long middle',
+              summary: 'A word in the middle.',
+              markdown: `${filler('lorem')}\n\n## Turmeric\n\n${filler('ipsum')}\n`,
+            }),
+          ]),
+        );
         const [shelf] = await search(store, 'tin');
         // A heading and a list item without closing punctuation end with ` · `; after `.` one space does.
         expect(shelf?.snippet).toBe('Storing saffron · Keep it dry and dark. Airtight **tin** · Cool shelf');
@@ -351,9 +512,16 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
       });
 
       it('marks terms that never come close to each other', async () => {
-        await store.importContent(makeContent([
-          makeGuide({ slug: 'long-read', title: 'A long read', summary: 'Spices, far apart.', markdown: `# A long read\n\n${farApart()}\n` }),
-        ]));
+        await store.importContent(
+          makeContent([
+            makeGuide({
+              slug: 'long-read',
+              title: 'A long read',
+              summary: 'Spices, far apart.',
+              markdown: `# A long read\n\n${farApart()}\n`,
+            }),
+          ]),
+        );
         const [far] = await search(store, 'saffron vanilla');
         expect(far?.slug).toBe('long-read');
         expect(far?.snippet).toMatch(/\*\*(saffron|vanilla)\*\*/i);
@@ -388,10 +556,22 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
       it('reports what it created, and changes nothing when run again', async () => {
         const content = makeContent(base());
         expect(await store.importContent(content)).toEqual({
-          created: ['one', 'two', 'three'], updated: [], unchanged: 0, moved: [], productChanged: true, resourcesChanged: true, contentVersion: 1,
+          created: ['one', 'two', 'three'],
+          updated: [],
+          unchanged: 0,
+          moved: [],
+          productChanged: true,
+          resourcesChanged: true,
+          contentVersion: 1,
         });
         expect(await store.importContent(content)).toEqual({
-          created: [], updated: [], unchanged: 3, moved: [], productChanged: false, resourcesChanged: false, contentVersion: 1,
+          created: [],
+          updated: [],
+          unchanged: 3,
+          moved: [],
+          productChanged: false,
+          resourcesChanged: false,
+          contentVersion: 1,
         });
         expect(await store.contentVersion()).toBe(1);
       });
@@ -401,9 +581,11 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         const guides = base();
         await store.importContent(makeContent(guides));
         const existing = await store.existingGuides();
-        expect(existing.toSorted((a, b) => a.slug.localeCompare(b.slug))).toEqual(guides
-          .map((guide) => ({ slug: guide.slug, status: guide.status, contentHash: hashJson(guide) }))
-          .toSorted((a, b) => a.slug.localeCompare(b.slug)));
+        expect(existing.toSorted((a, b) => a.slug.localeCompare(b.slug))).toEqual(
+          guides
+            .map((guide) => ({ slug: guide.slug, status: guide.status, contentHash: hashJson(guide) }))
+            .toSorted((a, b) => a.slug.localeCompare(b.slug)),
+        );
         await store.importContent(makeContent(guides.slice(1)));
         expect((await store.existingGuides()).find((row) => row.slug === 'one')?.status).toBe('archived');
       });
@@ -417,8 +599,16 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
           { ...guides[2]!, status: 'published' as const, publishedAt: '2026-01-03T09:00:00Z' },
         ];
         expect(await store.importContent(makeContent(next))).toEqual({
-          created: [], updated: ['one', 'two', 'three'], unchanged: 0, productChanged: false, resourcesChanged: false, contentVersion: 2,
-          moved: [{ slug: 'two', from: 'published', to: 'retained' }, { slug: 'three', from: 'retained', to: 'published' }],
+          created: [],
+          updated: ['one', 'two', 'three'],
+          unchanged: 0,
+          productChanged: false,
+          resourcesChanged: false,
+          contentVersion: 2,
+          moved: [
+            { slug: 'two', from: 'published', to: 'retained' },
+            { slug: 'three', from: 'retained', to: 'published' },
+          ],
         });
         expect(slugs((await store.listPublishedGuides({ limit: 10 })).items)).toEqual(['three', 'one']);
         expect((await store.getPublishedGuide('one'))?.title).toBe('One, renamed');
@@ -431,8 +621,14 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         const guides = base();
         await store.importContent(makeContent(guides));
         expect(await store.importContent(makeContent([guides[0]!]))).toMatchObject({
-          created: [], updated: [], unchanged: 1, contentVersion: 2,
-          moved: [{ slug: 'two', from: 'published', to: 'archived' }, { slug: 'three', from: 'retained', to: 'archived' }],
+          created: [],
+          updated: [],
+          unchanged: 1,
+          contentVersion: 2,
+          moved: [
+            { slug: 'two', from: 'published', to: 'archived' },
+            { slug: 'three', from: 'retained', to: 'archived' },
+          ],
         });
         expect(slugs((await store.listPublishedGuides({ limit: 10 })).items)).toEqual(['one']);
         expect(await store.getPublishedGuide('two')).toBeUndefined();
@@ -440,8 +636,14 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         // Archived again is no change.
         expect(await store.importContent(makeContent([guides[0]!]))).toMatchObject({ moved: [], contentVersion: 2 });
         expect(await store.importContent(makeContent(guides))).toMatchObject({
-          created: [], updated: ['two', 'three'], unchanged: 1, contentVersion: 3,
-          moved: [{ slug: 'two', from: 'archived', to: 'published' }, { slug: 'three', from: 'archived', to: 'retained' }],
+          created: [],
+          updated: ['two', 'three'],
+          unchanged: 1,
+          contentVersion: 3,
+          moved: [
+            { slug: 'two', from: 'archived', to: 'published' },
+            { slug: 'three', from: 'archived', to: 'retained' },
+          ],
         });
         expect(slugs((await store.listPublishedGuides({ limit: 10 })).items)).toEqual(['two', 'one']);
       });
@@ -450,19 +652,28 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         const guides = base();
         await store.importContent(makeContent(guides, { resources: [{ rel: 'help', href: 'https://example.com/help', title: 'Help' }] }));
         const before = JSON.stringify([
-          await store.listPublishedIndex(), await store.getPublishedGuide('one'), await store.getProduct(), await store.getResources(),
+          await store.listPublishedIndex(),
+          await store.getPublishedGuide('one'),
+          await store.getProduct(),
+          await store.getResources(),
           await store.contentVersion(),
         ]);
         // 'two' and 'three' leave the folder, 'one' changes, 'new' arrives, then 'broken' breaks the
         // rule that a published guide has a date: the database refuses it after the other writes.
-        const failing = makeContent([
-          makeGuide({ slug: 'new', markdown: '# New\n\nFresh body.\n' }),
-          { ...guides[0]!, title: 'Changed title' },
-          makeGuide({ slug: 'broken', publishedAt: null }),
-        ], { product: { name: 'Changed', description: 'Changed.' }, resources: [] });
+        const failing = makeContent(
+          [
+            makeGuide({ slug: 'new', markdown: '# New\n\nFresh body.\n' }),
+            { ...guides[0]!, title: 'Changed title' },
+            makeGuide({ slug: 'broken', publishedAt: null }),
+          ],
+          { product: { name: 'Changed', description: 'Changed.' }, resources: [] },
+        );
         await expect(store.importContent(failing)).rejects.toThrow();
         const after = JSON.stringify([
-          await store.listPublishedIndex(), await store.getPublishedGuide('one'), await store.getProduct(), await store.getResources(),
+          await store.listPublishedIndex(),
+          await store.getPublishedGuide('one'),
+          await store.getProduct(),
+          await store.getResources(),
           await store.contentVersion(),
         ]);
         expect(after).toBe(before);
@@ -470,7 +681,9 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         expect(await search(store, 'fresh')).toEqual([]);
         expect(slugs(await search(store, 'second'))).toEqual(['two']);
         // And the store still works: the same content without the broken guide goes in.
-        expect(await store.importContent(makeContent(failing.guides.slice(0, 2), { product: failing.product }))).toMatchObject({ contentVersion: 2 });
+        expect(await store.importContent(makeContent(failing.guides.slice(0, 2), { product: failing.product }))).toMatchObject({
+          contentVersion: 2,
+        });
       });
 
       it('moves the content version only when something changed', async () => {
@@ -481,10 +694,19 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         await store.importContent(content);
         expect(await store.contentVersion()).toBe(1);
         expect(await store.importContent({ ...content, product: { ...content.product, description: 'New words.' } })).toMatchObject({
-          productChanged: true, resourcesChanged: false, contentVersion: 2, updated: [], created: [],
+          productChanged: true,
+          resourcesChanged: false,
+          contentVersion: 2,
+          updated: [],
+          created: [],
         });
-        expect(await store.importContent({ ...content, product: { ...content.product, description: 'New words.' }, resources: [{ rel: 'help', href: 'https://example.com/h', title: 'Help' }] }))
-          .toMatchObject({ productChanged: false, resourcesChanged: true, contentVersion: 3 });
+        expect(
+          await store.importContent({
+            ...content,
+            product: { ...content.product, description: 'New words.' },
+            resources: [{ rel: 'help', href: 'https://example.com/h', title: 'Help' }],
+          }),
+        ).toMatchObject({ productChanged: false, resourcesChanged: true, contentVersion: 3 });
         expect(await store.contentVersion()).toBe(3);
       });
 

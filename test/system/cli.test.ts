@@ -15,7 +15,11 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 
-interface Result { code: number; stdout: string; stderr: string }
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 async function guides(args: string[], env: Record<string, string> = {}): Promise<Result> {
   try {
@@ -108,11 +112,16 @@ describe('guides import', () => {
     const dir = tempDir();
     cpSync(path.join(FIXTURES, 'content-tiny'), dir, { recursive: true });
     for (let i = 0; i < 60; i += 1) {
-      writeFileSync(path.join(dir, 'guides', `bulk-${i}.md`), `---\ntitle: Bulk ${i}\nsummary: Bulk guide.\npublishedAt: 2026-01-01\n---\nText ${i}.\n`);
+      writeFileSync(
+        path.join(dir, 'guides', `bulk-${i}.md`),
+        `---\ntitle: Bulk ${i}\nsummary: Bulk guide.\npublishedAt: 2026-01-01\n---\nText ${i}.\n`,
+      );
     }
     // `script` gives the child a pseudo-terminal, as a person's shell would.
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} import ${JSON.stringify(dir)}`;
-    const result = await run('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` } });
+    const result = await run('script', ['-qec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}` },
+    });
     // The bar covers the whole import: files read, validated and written, their rate, then the commit.
     expect(result.stdout).toMatch(/Importing .* 62\/62 files \| \d+ files\/s \| done/);
     expect(result.stdout).toContain('62 created');
@@ -133,7 +142,9 @@ describe('guides import', () => {
     // Against a database that does not exist yet: the plan of a first import, and no file made.
     const first = await guides(['import', content, '--dry-run'], env);
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain('Dry run, nothing written: importing 2 guide file(s) would give 2 created, 0 updated, 0 unchanged, 0 moved between states.');
+    expect(first.stdout).toContain(
+      'Dry run, nothing written: importing 2 guide file(s) would give 2 created, 0 updated, 0 unchanged, 0 moved between states.',
+    );
     expect(first.stdout).toContain('created: first-guide, second-guide');
     expect(first.stdout).toContain('Content version after the import: 1.');
     expect(existsSync(db)).toBe(false);
@@ -144,7 +155,10 @@ describe('guides import', () => {
     rmSync(path.join(content, 'guides', 'first-guide.md'));
     const second = path.join(content, 'guides', 'second-guide.md');
     writeFileSync(second, readFileSync(second, 'utf8').replace('status: published', 'status: retained'));
-    writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n');
+    writeFileSync(
+      path.join(content, 'guides', 'third-guide.md'),
+      '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n',
+    );
     const plan = await guides(['import', content, '--dry-run'], env);
     expect(plan.code).toBe(0);
     expect(plan.stdout).toContain('would give 1 created, 1 updated, 0 unchanged, 2 moved between states.');
@@ -174,10 +188,18 @@ describe('guides (other commands)', () => {
   });
 
   it('reports every configuration problem at once, readably', async () => {
-    const result = await guides(['migrate'], { PORT: 'abc', RATE_LIMIT_PER_MINUTE: '-1', TRUST_PROXY: 'true', DATABASE_URL: 'mysql://x', SEARCH_PRIORITY: 'high', RESPONSE_CACHE_MB: '16MB' });
+    const result = await guides(['migrate'], {
+      PORT: 'abc',
+      RATE_LIMIT_PER_MINUTE: '-1',
+      TRUST_PROXY: 'true',
+      DATABASE_URL: 'mysql://x',
+      SEARCH_PRIORITY: 'high',
+      RESPONSE_CACHE_MB: '16MB',
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
-    for (const name of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'TRUST_PROXY', 'DATABASE_URL', 'RESPONSE_CACHE_MB']) expect(result.stderr).toContain(`- ${name}`);
+    for (const name of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'TRUST_PROXY', 'DATABASE_URL', 'RESPONSE_CACHE_MB'])
+      expect(result.stderr).toContain(`- ${name}`);
     expect(result.stderr).toContain('- SEARCH_PRIORITY must be one of: idle, low, normal');
   });
 
@@ -226,22 +248,26 @@ describe('guides (other commands)', () => {
   });
 
   // Node 22.1+ (production's runtimes); Node 20 has no compile cache and the CLI goes without.
-  it.runIf(typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function')('keeps Node\'s compile cache beside its packages', async () => {
-    const cache = path.join(ROOT, 'node_modules', '.cache', 'guides-compile-cache');
-    // A folder per Node version and set of V8 flags (other tests start the CLI with other flags).
-    const ours = (): string[] => readdirSync(cache).filter((name) => name.startsWith(`${process.version}-`));
-    // This Node's folders from earlier runs go first, so that only this run can fill them (another
-    // test starting the CLI meanwhile goes through the same code; the cache is only ever a cache).
-    // Such a CLI may write into a folder while it is being removed (ENOTEMPTY, seen in CI with test
-    // files in parallel): the removal is tried again then.
-    for (const folder of existsSync(cache) ? ours() : []) rmSync(path.join(cache, folder), { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
-    expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
-    const folders = ours();
-    expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
-  });
+  it.runIf(typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function')(
+    "keeps Node's compile cache beside its packages",
+    async () => {
+      const cache = path.join(ROOT, 'node_modules', '.cache', 'guides-compile-cache');
+      // A folder per Node version and set of V8 flags (other tests start the CLI with other flags).
+      const ours = (): string[] => readdirSync(cache).filter((name) => name.startsWith(`${process.version}-`));
+      // This Node's folders from earlier runs go first, so that only this run can fill them (another
+      // test starting the CLI meanwhile goes through the same code; the cache is only ever a cache).
+      // Such a CLI may write into a folder while it is being removed (ENOTEMPTY, seen in CI with test
+      // files in parallel): the removal is tried again then.
+      for (const folder of existsSync(cache) ? ours() : [])
+        rmSync(path.join(cache, folder), { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
+      expect((await guides(['migrate'], { DATABASE_URL: `sqlite:${path.join(tempDir(), 'g.db')}` })).code).toBe(0);
+      const folders = ours();
+      expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
+    },
+  );
 });
 
-describe.runIf(await requirePostgres('the CLI\'s PostgreSQL connection errors'))('guides on a PostgreSQL URL it cannot use', () => {
+describe.runIf(await requirePostgres("the CLI's PostgreSQL connection errors"))('guides on a PostgreSQL URL it cannot use', () => {
   const urlWith = (change: (url: URL) => void): string => {
     const url = new URL(POSTGRES_ADMIN_URL);
     change(url);
@@ -256,7 +282,10 @@ describe.runIf(await requirePostgres('the CLI\'s PostgreSQL connection errors'))
       const content = path.join(tempDir(), 'content');
       cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
       expect((await guides(['import', content], env)).code).toBe(0);
-      writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n');
+      writeFileSync(
+        path.join(content, 'guides', 'third-guide.md'),
+        '---\ntitle: Third\nsummary: Added.\npublishedAt: 2026-03-01\n---\nText.\n',
+      );
       for (let run = 0; run < 2; run += 1) {
         const plan = await guides(['import', content, '--dry-run'], env);
         expect(plan.stdout).toContain('would give 1 created, 0 updated, 2 unchanged, 0 moved between states.');
@@ -297,7 +326,11 @@ describe.runIf(await requirePostgres('the CLI\'s PostgreSQL connection errors'))
     });
     const result = await guides(['serve'], { DATABASE_URL: url, PORT: '0' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`${server(url).replaceAll('.', '\\.')} refused user "guides_no_such_role" for database "[^"]+": authentication failed \\(SQLSTATE 28(000|P01)\\)`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `${server(url).replaceAll('.', '\\.')} refused user "guides_no_such_role" for database "[^"]+": authentication failed \\(SQLSTATE 28(000|P01)\\)`,
+      ),
+    );
     expect(result.stderr + result.stdout).not.toContain('hunter2');
   });
 });
@@ -309,19 +342,31 @@ describe('guides serve', () => {
     cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
     // A port the system reports free (a random one can collide with another connection's local port).
     const port = await freePort();
-    const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'warn' };
+    const env = {
+      PATH: process.env.PATH!,
+      DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`,
+      CONTENT_DIR: content,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    };
     const server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
     try {
       const base = `http://127.0.0.1:${port}`;
       let list: { items: { slug: string }[] } | undefined;
       for (let i = 0; i < 100 && !list; i += 1) {
-        list = await fetch(`${base}/api/v1/guides`).then((r) => r.json() as Promise<{ items: { slug: string }[] }>, () => undefined);
+        list = await fetch(`${base}/api/v1/guides`).then(
+          (r) => r.json() as Promise<{ items: { slug: string }[] }>,
+          () => undefined,
+        );
         if (!list) await new Promise((r) => setTimeout(r, 100));
       }
       expect(list!.items.map((g) => g.slug)).toEqual(['second-guide', 'first-guide']);
 
-      writeFileSync(path.join(content, 'guides', 'third-guide.md'), '---\ntitle: Third\nsummary: Added later.\npublishedAt: 2026-03-01\n---\nNew text.\n');
+      writeFileSync(
+        path.join(content, 'guides', 'third-guide.md'),
+        '---\ntitle: Third\nsummary: Added later.\npublishedAt: 2026-03-01\n---\nNew text.\n',
+      );
       const imported = await guides(['import', content], { DATABASE_URL: env.DATABASE_URL });
       expect(imported.code).toBe(0);
       const importedAt = Date.now();

@@ -28,8 +28,11 @@ function writeVersion(dir: string, name: 'Alpha' | 'Bravo'): void {
   writeFileSync(path.join(dir, 'product.yaml'), `name: ${name} guides\ndescription: The ${name} content.\n`);
   for (let i = 0; i < GUIDES; i += 1) {
     const n = String(i).padStart(3, '0');
-    writeFileSync(path.join(dir, 'guides', `g-${n}.md`), `---\ntitle: ${name} guide ${n}\nsummary: ${name} summary ${n}.\n`
-      + `publishedAt: 2026-01-01T00:00:00Z\ntags: [${word}]\n---\n\n# ${name} guide ${n}\n\nKitchen text ${word} number ${n}. ${`More ${word} kitchen words. `.repeat(20)}\n`);
+    writeFileSync(
+      path.join(dir, 'guides', `g-${n}.md`),
+      `---\ntitle: ${name} guide ${n}\nsummary: ${name} summary ${n}.\n` +
+        `publishedAt: 2026-01-01T00:00:00Z\ntags: [${word}]\n---\n\n# ${name} guide ${n}\n\nKitchen text ${word} number ${n}. ${`More ${word} kitchen words. `.repeat(20)}\n`,
+    );
   }
 }
 
@@ -54,7 +57,16 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
   // copy's C++ build beside the suite, the loop once stalled over a second and product and guide
   // reads got shed with 503 (2026-11-29).
   const server = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', SEARCH_CONCURRENCY: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CONTENT_POLL_MS: '50' },
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+      SEARCH_CONCURRENCY: '0',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      CONTENT_POLL_MS: '50',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let serverErrors = '';
@@ -65,7 +77,10 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   let isReady = false;
   for (let i = 0; i < 100 && server.exitCode === null && !isReady; i += 1) {
-    isReady = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    isReady = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (!isReady) await new Promise((r) => setTimeout(r, 100));
   }
   expect(isReady, `the server did not become ready (exit ${server.exitCode}): ${serverErrors}`).toBe(true);
@@ -79,10 +94,14 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
     counter += 1;
     const n = String(counter % GUIDES).padStart(3, '0');
     switch (counter % 4) {
-      case 0: return `/api/v1/guides?limit=50&q=kitchen%20${counter % 2 ? 'text' : 'words'}`;
-      case 1: return `/api/v1/guides?limit=${20 + (counter % 30)}`;
-      case 2: return `/api/v1/guides/g-${n}`;
-      default: return '/api/v1/product';
+      case 0:
+        return `/api/v1/guides?limit=50&q=kitchen%20${counter % 2 ? 'text' : 'words'}`;
+      case 1:
+        return `/api/v1/guides?limit=${20 + (counter % 30)}`;
+      case 2:
+        return `/api/v1/guides/g-${n}`;
+      default:
+        return '/api/v1/product';
     }
   };
   const client = async (): Promise<void> => {
@@ -100,7 +119,10 @@ async function runScenario(databaseUrl: string, dir: string): Promise<void> {
   };
   const clients = Array.from({ length: 8 }, client);
   await new Promise((r) => setTimeout(r, 300));
-  const imported = spawn(process.execPath, [CLI, 'import', bravo], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
+  const imported = spawn(process.execPath, [CLI, 'import', bravo], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+    stdio: 'ignore',
+  });
   const importCode = await new Promise<number | null>((resolve) => imported.on('exit', resolve));
   importDone = true;
   await Promise.all(clients);

@@ -25,7 +25,10 @@ const VISIBILITY_BOUND_MS = 5000;
 
 const hasPostgres = await requirePostgres('the two-instance test');
 
-interface ListBody { items: { slug: string }[]; nextCursor?: string }
+interface ListBody {
+  items: { slug: string }[];
+  nextCursor?: string;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,7 +39,10 @@ describe.runIf(hasPostgres)('two instances on one PostgreSQL database', () => {
 
   async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: database.url }, cwd: ROOT });
+      const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+        env: { PATH: process.env.PATH, DATABASE_URL: database.url },
+        cwd: ROOT,
+      });
       return { code: 0, stdout, stderr };
     } catch (error) {
       const e = error as { code: number; stdout: string; stderr: string };
@@ -51,8 +57,13 @@ describe.runIf(hasPostgres)('two instances on one PostgreSQL database', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       // One public origin for both, as behind a load balancer: links (and so bodies and ETags) match.
       env: {
-        PATH: process.env.PATH, DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', PUBLIC_BASE_URL: 'https://guides-api.test.example',
-        LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000',
+        PATH: process.env.PATH,
+        DATABASE_URL: database.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PUBLIC_BASE_URL: 'https://guides-api.test.example',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_MINUTE: '100000',
       },
     });
     const output: string[] = [];
@@ -63,7 +74,10 @@ describe.runIf(hasPostgres)('two instances on one PostgreSQL database', () => {
 
   async function waitReady(base: string): Promise<void> {
     for (let i = 0; i < 150; i += 1) {
-      const status = await fetch(`${base}/readyz`).then((r) => r.status, () => 0);
+      const status = await fetch(`${base}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200) return;
       await sleep(100);
     }
@@ -73,12 +87,14 @@ describe.runIf(hasPostgres)('two instances on one PostgreSQL database', () => {
   /** Milliseconds until `url` answers `status` on every instance, polling every 50 ms. */
   async function timeUntilEverywhere(url: string, status: number): Promise<number> {
     const started = Date.now();
-    await Promise.all(servers.map(async ({ base }) => {
-      while ((await fetch(`${base}${url}`)).status !== status) {
-        if (Date.now() - started > 3 * VISIBILITY_BOUND_MS) throw new Error(`${base}${url} never answered ${status}`);
-        await sleep(50);
-      }
-    }));
+    await Promise.all(
+      servers.map(async ({ base }) => {
+        while ((await fetch(`${base}${url}`)).status !== status) {
+          if (Date.now() - started > 3 * VISIBILITY_BOUND_MS) throw new Error(`${base}${url} never answered ${status}`);
+          await sleep(50);
+        }
+      }),
+    );
     return Date.now() - started;
   }
 
@@ -119,7 +135,10 @@ describe.runIf(hasPostgres)('two instances on one PostgreSQL database', () => {
 
   it('accepts on B a list cursor and a search cursor issued by A, and the reverse', async () => {
     const [a, b] = servers.map((s) => s.base) as [string, string];
-    for (const [from, to] of [[a, b], [b, a]] as const) {
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       for (const first of ['/api/v1/guides?limit=5', '/api/v1/guides?q=the&limit=3']) {
         const page = (await (await fetch(`${from}${first}`)).json()) as ListBody;
         expect(page.nextCursor).toBeDefined();

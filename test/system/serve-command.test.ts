@@ -50,7 +50,14 @@ function spawnServe(port: number, args: string[], env: Record<string, string> = 
   const content = path.join(dir, 'content');
   cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
   const child = spawn(process.execPath, [...nodeOptions, CLI, 'serve', ...args], {
-    env: { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`, CONTENT_DIR: content, PORT: String(port), LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH!,
+      DATABASE_URL: `sqlite:${path.join(dir, 'g.db')}`,
+      CONTENT_DIR: content,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -73,7 +80,10 @@ async function serve(args: string[], env: Record<string, string> = {}, nodeOptio
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 150; i += 1) {
     if (child.exitCode !== null) throw new Error(`guides serve exited with ${child.exitCode}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, base, port, logs, exited };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -148,7 +158,11 @@ describe('guides serve: graceful shutdown', () => {
     expect(JSON.parse(body)).toMatchObject({ slug: 'first-guide' });
 
     expect(await served.exited).toBe(0);
-    expect(served.logs.find((line) => line.requestId === 'in-flight-1')).toMatchObject({ msg: 'request', status: 200, route: '/api/v1/guides/:slug' });
+    expect(served.logs.find((line) => line.requestId === 'in-flight-1')).toMatchObject({
+      msg: 'request',
+      status: 200,
+      route: '/api/v1/guides/:slug',
+    });
     expect(served.logs.at(-1)).toMatchObject({ msg: 'shutdown complete' });
   });
 
@@ -163,7 +177,11 @@ describe('guides serve: graceful shutdown', () => {
       // The search budget off: on a loaded machine (CI runs test files in parallel) its event-loop lag
       // trigger may refuse the search with a 503 before it reaches the database, and the server then
       // has nothing in flight when SIGTERM comes.
-      const served = await serve([], { DATABASE_URL: throughProxy(database.url, proxy), SHUTDOWN_GRACE_MS: '10000', SEARCH_CONCURRENCY: '0' });
+      const served = await serve([], {
+        DATABASE_URL: throughProxy(database.url, proxy),
+        SHUTDOWN_GRACE_MS: '10000',
+        SEARCH_CONCURRENCY: '0',
+      });
 
       // The database now takes as long as the test wants to answer: the request below is in the handler, awaiting it.
       proxy.hold();
@@ -171,7 +189,10 @@ describe('guides serve: graceful shutdown', () => {
       // Not a fixed wait: on a loaded machine the request may take longer to reach the database,
       // and a SIGTERM before it does finds nothing in flight (the server then exits at once). Its
       // first query reads the cursor key (the codec loads on first use), else it is the search.
-      await until(() => proxy.hasSentSinceHold('cursor_key') || proxy.hasSentSinceHold('allergen'), 'the request\'s query sent to the database');
+      await until(
+        () => proxy.hasSentSinceHold('cursor_key') || proxy.hasSentSinceHold('allergen'),
+        "the request's query sent to the database",
+      );
       served.child.kill('SIGTERM');
       await until(() => served.logs.some((line) => String(line.msg).startsWith('shutting down')), 'the shutdown log line');
       await until(() => refusesConnection(served.port), 'the listener to refuse new connections', 5000);
@@ -198,46 +219,57 @@ describe('guides serve: graceful shutdown', () => {
 });
 
 describe('guides serve: a start that fails', () => {
-  it.each([[[]], [['--workers', '2']]])('exits 1 with the error when its port is taken, instead of living on without serving (serve %j)', async (args: string[]) => {
-    const taken = createServer();
-    const port = await freePort();
-    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
-    try {
-      // The first-run import, then getting ready starts the search worker, which kept a server
-      // that could not listen alive (and, under --workers, each worker's channel to the primary
-      // did, while the primary waited for them).
-      const child = spawnServe(port, args);
-      child.stdout!.resume();
+  it.each([[[]], [['--workers', '2']]])(
+    'exits 1 with the error when its port is taken, instead of living on without serving (serve %j)',
+    async (args: string[]) => {
+      const taken = createServer();
+      const port = await freePort();
+      await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+      try {
+        // The first-run import, then getting ready starts the search worker, which kept a server
+        // that could not listen alive (and, under --workers, each worker's channel to the primary
+        // did, while the primary waited for them).
+        const child = spawnServe(port, args);
+        child.stdout!.resume();
+        let stderr = '';
+        child.stderr!.setEncoding('utf8').on('data', (data: string) => {
+          stderr += data;
+        });
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+        const outcome = await Promise.race([
+          exited,
+          new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000)),
+        ]);
+        expect(outcome).toBe(1);
+        // "listen EADDRINUSE: address already in use 127.0.0.1:<port>", or "bind EADDRINUSE …" from a worker.
+        expect(stderr).toMatch(new RegExp(`EADDRINUSE.* 127\\.0\\.0\\.1:${port}\\b`));
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    },
+  );
+  it.each([[[]], [['--workers', '2']]])(
+    'exits 1 on a first run whose content has problems, logging each one and saying how many (serve %j)',
+    async (args: string[]) => {
+      // One first-run import for a single process and for the cluster primary: the same log and message.
+      const child = spawnServe(await freePort(), args, { CONTENT_DIR: path.join(FIXTURES, 'content-broken') });
+      let stdout = '';
       let stderr = '';
+      child.stdout!.setEncoding('utf8').on('data', (data: string) => {
+        stdout += data;
+      });
       child.stderr!.setEncoding('utf8').on('data', (data: string) => {
         stderr += data;
       });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      const outcome = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
-      expect(outcome).toBe(1);
-      // "listen EADDRINUSE: address already in use 127.0.0.1:<port>", or "bind EADDRINUSE …" from a worker.
-      expect(stderr).toMatch(new RegExp(`EADDRINUSE.* 127\\.0\\.0\\.1:${port}\\b`));
-    } finally {
-      await new Promise((resolve) => taken.close(resolve));
-    }
-  });
-  it.each([[[]], [['--workers', '2']]])('exits 1 on a first run whose content has problems, logging each one and saying how many (serve %j)', async (args: string[]) => {
-    // One first-run import for a single process and for the cluster primary: the same log and message.
-    const child = spawnServe(await freePort(), args, { CONTENT_DIR: path.join(FIXTURES, 'content-broken') });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (data: string) => {
-      stdout += data;
-    });
-    child.stderr!.setEncoding('utf8').on('data', (data: string) => {
-      stderr += data;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
-    expect(code).toBe(1);
-    expect(stderr).toContain(`the content folder ${path.join(FIXTURES, 'content-broken')} has 18 problem(s); fix them or set CONTENT_DIR`);
-    const problems = stdout.split('\n').filter((line) => line.includes('"msg":"content problem"'));
-    expect(problems).toHaveLength(18);
-  });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `the content folder ${path.join(FIXTURES, 'content-broken')} has 18 problem(s); fix them or set CONTENT_DIR`,
+      );
+      const problems = stdout.split('\n').filter((line) => line.includes('"msg":"content problem"'));
+      expect(problems).toHaveLength(18);
+    },
+  );
 });
 
 describe('guides serve --workers', () => {
@@ -255,7 +287,9 @@ describe('guides serve --workers', () => {
     // Whichever worker answers the scrape, it reports the requests of both.
     for (let i = 0; i < 2; i += 1) {
       const metrics = (await getOnNewConnection(`${served.base}/metrics`)).body;
-      const line = metrics.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('route="/api/v1/guides/:slug"') && l.includes('status_code="200"'));
+      const line = metrics
+        .split('\n')
+        .find((l) => l.startsWith('http_requests_total{') && l.includes('route="/api/v1/guides/:slug"') && l.includes('status_code="200"'));
       expect(line).toMatch(/ 12$/);
     }
 
@@ -275,7 +309,7 @@ describe('guides serve --workers', () => {
 });
 
 describe('guides serve as npm start runs it', () => {
-  it('starts with the start script\'s environment and node options, and its search worker answers', async () => {
+  it("starts with the start script's environment and node options, and its search worker answers", async () => {
     const start = startCommand(ROOT);
     // What the memory figures in docs/operations.md assume.
     expect(start.nodeOptions).toContain('--max-semi-space-size=4');
@@ -298,16 +332,18 @@ describe('the V8 heap growth guides serve sets', () => {
     expect(heapGrowthFlag(['--heap-growing-percent=100'])).toBeUndefined();
     expect(heapGrowthFlag(['--max-old-space-size=512', '--heap_growing_percent=20'])).toBeUndefined();
   });
-
 });
 
 describe('guides serve: the start-up warning about PUBLIC_BASE_URL', () => {
-  const warnings = (logs: Array<Record<string, unknown>>): unknown[] => logs.filter((line) => line.level === 40 && String(line.msg).includes('PUBLIC_BASE_URL')).map((line) => line.msg);
+  const warnings = (logs: Array<Record<string, unknown>>): unknown[] =>
+    logs.filter((line) => line.level === 40 && String(line.msg).includes('PUBLIC_BASE_URL')).map((line) => line.msg);
 
   it('warns when HOST is public and PUBLIC_BASE_URL is left at localhost, and not otherwise', async () => {
     const exposed = await serve([], { HOST: '0.0.0.0' });
     await until(() => exposed.logs.some((line) => line.msg === 'ready'), 'ready');
-    expect(warnings(exposed.logs)).toEqual([expect.stringContaining('PUBLIC_BASE_URL is left at its default while HOST is not a loopback address')]);
+    expect(warnings(exposed.logs)).toEqual([
+      expect.stringContaining('PUBLIC_BASE_URL is left at its default while HOST is not a loopback address'),
+    ]);
     exposed.child.kill('SIGTERM');
     expect(await exposed.exited).toBe(0);
 
@@ -342,7 +378,11 @@ describe('guides serve --watch', () => {
     const secondTitle = await title('second-guide');
     const second = path.join(content, 'guides', 'second-guide.md');
     writeFileSync(second, readFileSync(second, 'utf8').replace(/^title: .*\n/m, ''));
-    await until(() => served.logs.some((line) => line.level === 50 && String(line.msg).includes('guides/second-guide.md [title]: is required')), 'the problem logged', 5000);
+    await until(
+      () => served.logs.some((line) => line.level === 50 && String(line.msg).includes('guides/second-guide.md [title]: is required')),
+      'the problem logged',
+      5000,
+    );
     expect(await title('second-guide')).toBe(secondTitle);
     expect(await title('first-guide')).toBe('Edited While Serving');
 

@@ -45,17 +45,34 @@ interface Served {
 async function serve(db: string, asNobody = false): Promise<Served> {
   // A port the system reports free (a random one can collide with another connection's local port).
   const port = await freePort();
-  const env = { PATH: process.env.PATH!, DATABASE_URL: `sqlite:${db}`, PORT: String(port), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0', CONTENT_DIR: TINY };
+  const env = {
+    PATH: process.env.PATH!,
+    DATABASE_URL: `sqlite:${db}`,
+    PORT: String(port),
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '0',
+    CONTENT_DIR: TINY,
+  };
   // As nobody through setuid in spawn itself (what `runuser -u nobody` does), so that the child is
   // the server and killing it needs no signal forwarding.
-  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore', ...(asNobody ? { uid: NOBODY!.uid, gid: NOBODY!.gid } : {}) });
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env,
+    stdio: 'ignore',
+    ...(asNobody ? { uid: NOBODY!.uid, gid: NOBODY!.gid } : {}),
+  });
   let code: number | null = null;
   child.on('exit', (exit) => (code = exit ?? -1));
   cleanups.push(() => child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${port}`;
   // Up to 30 s: the whole suite runs in parallel on two cores, and a start has taken over 10 s there.
   for (let i = 0; i < 300 && code === null; i += 1) {
-    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return { base, child, exitCode: () => code };
+    if (
+      await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { base, child, exitCode: () => code };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(code === null ? 'the server did not start within 30 s' : `the server exited with ${code} before it was ready`);
@@ -92,7 +109,7 @@ async function expectUnavailable(served: Served): Promise<void> {
 }
 
 async function slugsOf(base: string): Promise<string[]> {
-  const body = await (await fetch(`${base}/api/v1/guides?limit=50&q=guide`)).json() as { items: { slug: string }[] };
+  const body = (await (await fetch(`${base}/api/v1/guides?limit=50&q=guide`)).json()) as { items: { slug: string }[] };
   return body.items.map((item) => item.slug).sort();
 }
 
@@ -131,7 +148,7 @@ describe('guides serve when its SQLite file goes away', () => {
     expect((await fetch(`${served.base}/api/v1/guides/first-guide`)).status).toBe(200);
     expect((await fetch(`${served.base}/api/v1/guides/first-guide`)).status).toBe(200);
     // A first cursor, signed with the key the first file holds.
-    expect((await (await fetch(`${served.base}/api/v1/guides?limit=1`)).json() as { nextCursor?: string }).nextCursor).toBeTruthy();
+    expect(((await (await fetch(`${served.base}/api/v1/guides?limit=1`)).json()) as { nextCursor?: string }).nextCursor).toBeTruthy();
 
     renameSync(other, db);
     await eventually(async () => (await fetch(`${served.base}/api/v1/guides/reduce-food-waste`)).status === 200, 'the replacement served');
@@ -139,29 +156,32 @@ describe('guides serve when its SQLite file goes away', () => {
     await eventually(async () => (await fetch(`${served.base}/api/v1/guides/first-guide`)).status === 404, 'the old content gone');
     // Cursors are now signed with the key the new file holds (no CURSOR_SECRET here): another
     // server on that file, or this one after a restart, accepts them.
-    const { nextCursor } = await (await fetch(`${served.base}/api/v1/guides?limit=2`)).json() as { nextCursor: string };
+    const { nextCursor } = (await (await fetch(`${served.base}/api/v1/guides?limit=2`)).json()) as { nextCursor: string };
     const second = await serve(db);
     const next = await fetch(`${second.base}/api/v1/guides?limit=2&cursor=${nextCursor}`);
     expect(next.status).toBe(200);
     expect(served.exitCode()).toBeNull();
   });
 
-  it.runIf(isRoot && NOBODY)('answers 503 while the file is unreadable to the server (run as nobody), and recovers when it is readable again', async () => {
-    const dir = makeTempDir('guides-faults-');
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = path.join(dir, 'g.db');
-    importInto(db, TINY);
-    chownSync(dir, NOBODY!.uid, NOBODY!.gid);
-    chownSync(db, NOBODY!.uid, NOBODY!.gid);
-    const served = await serve(db, true);
-    expect(await slugsOf(served.base)).toEqual(['first-guide', 'second-guide']);
+  it.runIf(isRoot && NOBODY)(
+    'answers 503 while the file is unreadable to the server (run as nobody), and recovers when it is readable again',
+    async () => {
+      const dir = makeTempDir('guides-faults-');
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const db = path.join(dir, 'g.db');
+      importInto(db, TINY);
+      chownSync(dir, NOBODY!.uid, NOBODY!.gid);
+      chownSync(db, NOBODY!.uid, NOBODY!.gid);
+      const served = await serve(db, true);
+      expect(await slugsOf(served.base)).toEqual(['first-guide', 'second-guide']);
 
-    chmodSync(db, 0o000);
-    await expectUnavailable(served);
+      chmodSync(db, 0o000);
+      await expectUnavailable(served);
 
-    chmodSync(db, 0o644);
-    await eventually(async () => (await uncached(served.base)).status === 200, 'serving again');
-    expect(await slugsOf(served.base)).toEqual(['first-guide', 'second-guide']);
-    expect(served.exitCode()).toBeNull();
-  });
+      chmodSync(db, 0o644);
+      await eventually(async () => (await uncached(served.base)).status === 200, 'serving again');
+      expect(await slugsOf(served.base)).toEqual(['first-guide', 'second-guide']);
+      expect(served.exitCode()).toBeNull();
+    },
+  );
 });

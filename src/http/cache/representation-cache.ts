@@ -15,7 +15,15 @@
 import type { OutgoingHttpHeader } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { COMPRESSION_THRESHOLD_BYTES, compressBody, compressBodyOffLoop, loadRepresentationHash, negotiateContentCoding, ownBytes, representationHash } from '../../representation/representation.js';
+import {
+  COMPRESSION_THRESHOLD_BYTES,
+  compressBody,
+  compressBodyOffLoop,
+  loadRepresentationHash,
+  negotiateContentCoding,
+  ownBytes,
+  representationHash,
+} from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { Doorkeeper } from './doorkeeper.js';
@@ -43,7 +51,14 @@ export interface SentHeaders {
 }
 
 /** Headers that belong to one request or connection, never to a representation. */
-const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set(['x-request-id', 'ratelimit', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  'x-request-id',
+  'ratelimit',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
 
 /** A cache hit found by request target, ready to be sent as it was sent before. */
 export interface UrlHit {
@@ -156,7 +171,10 @@ export function createRepresentationCache(options: CacheOptions) {
     if ('body' in rendered) body = rendered.body;
     else {
       contentType = rendered.contentType ?? JSON_TYPE;
-      const text = rendered.contentType !== undefined && typeof rendered.payload === 'string' ? rendered.payload : String(reply.serialize(rendered.payload));
+      const text =
+        rendered.contentType !== undefined && typeof rendered.payload === 'string'
+          ? rendered.payload
+          : String(reply.serialize(rendered.payload));
       body = Buffer.from(text, 'utf8');
     }
     const hash = ('body' in rendered ? rendered.hash : undefined) ?? representationHash(body);
@@ -192,7 +210,14 @@ export function createRepresentationCache(options: CacheOptions) {
    * Remembers the request target, and the first time a variant is sent with a status, the headers
    * it went out with (as they are once every hook has run: read when the response has finished).
    */
-  function learn(request: FastifyRequest, reply: FastifyReply, key: string, variant: Variant, status: 200 | 304, negotiated: Negotiated | undefined): void {
+  function learn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    variant: Variant,
+    status: 200 | 304,
+    negotiated: Negotiated | undefined,
+  ): void {
     const url = request.originalUrl;
     const known = urls.get(url);
     if (negotiated !== undefined && typeof known === 'object') known.keys.set(negotiated.format, key);
@@ -217,7 +242,13 @@ export function createRepresentationCache(options: CacheOptions) {
     });
   }
 
-  function answer(request: FastifyRequest, reply: FastifyReply, key: string, representation: Representation, serveOptions: ServeOptions): void {
+  function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    representation: Representation,
+    serveOptions: ServeOptions,
+  ): void {
     const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
     const variant = coding === undefined ? representation.identity : variantOf(key, representation, coding);
     reply.header('etag', variant.etag).header('cache-control', options.cacheControl).header('vary', VARY);
@@ -276,7 +307,12 @@ export function createRepresentationCache(options: CacheOptions) {
      * 200 or (If-None-Match) a 304, if it has been sent that way before; else undefined, and the
      * request goes the ordinary way. Synchronous.
      */
-    findByUrl(url: string, accept: string | undefined, acceptEncoding: string | undefined, ifNoneMatch: string | undefined): UrlHit | undefined {
+    findByUrl(
+      url: string,
+      accept: string | undefined,
+      acceptEncoding: string | undefined,
+      ifNoneMatch: string | undefined,
+    ): UrlHit | undefined {
       const target = urls.get(url);
       const key = typeof target === 'object' ? target.keys.get(target.choose(accept)) : target;
       if (key === undefined) return undefined;
@@ -291,7 +327,9 @@ export function createRepresentationCache(options: CacheOptions) {
       const sent = variant?.sent?.[SENT_KEY[status]];
       if (variant === undefined || sent === undefined) return undefined;
       return {
-        status, body: status === 200 ? variant.body : undefined, sent,
+        status,
+        body: status === 200 ? variant.body : undefined,
+        sent,
         count: () => {
           stats.earlyHits += 1;
           touch(key);
@@ -303,7 +341,13 @@ export function createRepresentationCache(options: CacheOptions) {
      * fully. A hit is answered synchronously (no promise, no microtask turn); a miss returns the
      * promise of its rendering.
      */
-    serve(request: FastifyRequest, reply: FastifyReply, key: string, render: () => Promise<Rendered>, serveOptions: ServeOptions = {}): Promise<void> | undefined {
+    serve(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      key: string,
+      render: () => Promise<Rendered>,
+      serveOptions: ServeOptions = {},
+    ): Promise<void> | undefined {
       const version = options.currentVersion();
       const cached = current(key);
       if (cached !== undefined) {
@@ -314,27 +358,30 @@ export function createRepresentationCache(options: CacheOptions) {
       stats.misses += 1;
       const isAdmitted = doorkeeper?.admit(key) ?? true;
       // Loaded once per thread (representation.ts); a resolved promise after the app's start.
-      return loadRepresentationHash().then(render).then(async (rendered) => {
-        const representation = build(version, rendered, reply);
-        if (isAdmitted) remember(key, representation);
-        else stats.declined += 1;
-        if ('encoded' in rendered && rendered.encoded && representation.isCompressible) {
-          keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
-        }
-        // A miss compresses a body of up to COMPRESS_IN_PLACE_MAX_BYTES (a guide, a short page)
-        // in place, a larger one (a page of 50 guides) on zlib's thread pool, so
-        // that it does not hold up every other request. The pool costs about twice the CPU of the
-        // compression itself (hand-off, stream machinery, memory faulted in on its threads), which on
-        // a busy or one-CPU server is CPU taken from everything else. (A hit asking for a coding not
-        // made yet compresses in place: rare, and then kept.)
-        const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
-        if (coding !== undefined && !representation[coding]) {
-          const { body } = representation.identity;
-          const compressed = body.length <= COMPRESS_IN_PLACE_MAX_BYTES ? compressBody(coding, body) : await compressBodyOffLoop(coding, body);
-          if (!representation[coding]) keepVariant(key, representation, coding, compressed);
-        }
-        answer(request, reply, key, representation, serveOptions);
-      });
+      return loadRepresentationHash()
+        .then(render)
+        .then(async (rendered) => {
+          const representation = build(version, rendered, reply);
+          if (isAdmitted) remember(key, representation);
+          else stats.declined += 1;
+          if ('encoded' in rendered && rendered.encoded && representation.isCompressible) {
+            keepVariant(key, representation, rendered.encoded.coding, rendered.encoded.body);
+          }
+          // A miss compresses a body of up to COMPRESS_IN_PLACE_MAX_BYTES (a guide, a short page)
+          // in place, a larger one (a page of 50 guides) on zlib's thread pool, so
+          // that it does not hold up every other request. The pool costs about twice the CPU of the
+          // compression itself (hand-off, stream machinery, memory faulted in on its threads), which on
+          // a busy or one-CPU server is CPU taken from everything else. (A hit asking for a coding not
+          // made yet compresses in place: rare, and then kept.)
+          const coding = representation.isCompressible ? negotiateContentCoding(request.headers['accept-encoding']) : undefined;
+          if (coding !== undefined && !representation[coding]) {
+            const { body } = representation.identity;
+            const compressed =
+              body.length <= COMPRESS_IN_PLACE_MAX_BYTES ? compressBody(coding, body) : await compressBodyOffLoop(coding, body);
+            if (!representation[coding]) keepVariant(key, representation, coding, compressed);
+          }
+          answer(request, reply, key, representation, serveOptions);
+        });
     },
   };
 }

@@ -83,7 +83,10 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
     const seconds = (performance.now() - startedAt) / 1000;
     observe('GET', hit.sent.route, hit.status, seconds);
     if (INFO_OR_FINER.has(log.level)) {
-      log.info({ requestId, method: 'GET', route: hit.sent.route, status: hit.status, durationMs: Math.round(seconds * 100_000) / 100 }, 'request');
+      log.info(
+        { requestId, method: 'GET', route: hit.sent.route, status: hit.status, durationMs: Math.round(seconds * 100_000) / 100 },
+        'request',
+      );
     }
   };
 
@@ -93,7 +96,12 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
       next(request, response);
       return;
     }
-    const hit = cache.findByUrl(request.url ?? '', request.headers.accept, request.headers['accept-encoding'], request.headers['if-none-match']);
+    const hit = cache.findByUrl(
+      request.url ?? '',
+      request.headers.accept,
+      request.headers['accept-encoding'],
+      request.headers['if-none-match'],
+    );
     if (hit === undefined || loadShedding.isUnderPressure()) {
       next(request, response);
       return;
@@ -112,10 +120,12 @@ export function registerEarlyAnswers(app: FastifyInstance, options: EarlyAnswers
   };
 
   inFrontOfFastify(app, answerEarly);
-  app.register(fastifyPlugin(async (instance) => {
-    // While closing, Fastify answers with Connection: close, so that clients leave.
-    instance.addHook('preClose', async () => {
-      closing = true;
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      // While closing, Fastify answers with Connection: close, so that clients leave.
+      instance.addHook('preClose', async () => {
+        closing = true;
+      });
+    }),
+  );
 }

@@ -18,9 +18,13 @@ import { DOCS_PREFIX } from './docs.js';
 import fastifyPlugin from 'fastify-plugin';
 import { hooksOf } from './hooks-of.js';
 import { METRICS_PATH } from './metrics.js';
-import { BROTLI_QUALITY, COMPRESSION_THRESHOLD_BYTES, compressBodyOffLoop, negotiateContentCoding } from '../../representation/representation.js';
+import {
+  BROTLI_QUALITY,
+  COMPRESSION_THRESHOLD_BYTES,
+  compressBodyOffLoop,
+  negotiateContentCoding,
+} from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
-
 
 /** Largest static asset (by its Content-Length) compressed and kept; bigger ones are streamed uncompressed. */
 const STATIC_MAX_BYTES = 8 * 1024 * 1024;
@@ -61,8 +65,13 @@ function createStaticAssetCompression(): onSendHookHandler {
     const type = String(reply.getHeader('content-type') ?? '');
     const length = Number(reply.getHeader('content-length') ?? NaN);
     const coding = negotiateContentCoding(request.headers['accept-encoding']);
-    if (coding === undefined || typeof etag !== 'string' || !COMPRESSIBLE_TYPE.test(type)
-      || !(length >= COMPRESSION_THRESHOLD_BYTES && length <= STATIC_MAX_BYTES)) return payload;
+    if (
+      coding === undefined ||
+      typeof etag !== 'string' ||
+      !COMPRESSIBLE_TYPE.test(type) ||
+      !(length >= COMPRESSION_THRESHOLD_BYTES && length <= STATIC_MAX_BYTES)
+    )
+      return payload;
     const key = `${coding} ${etag} ${request.url}`;
     const cached = cache.get(key);
     // The file stream is not needed when the compressed bytes exist (or are being made) already.
@@ -78,18 +87,20 @@ function createStaticAssetCompression(): onSendHookHandler {
 /** Compression for responses that do not come from the representation cache. Register before any route. */
 export function registerCompression(app: FastifyInstance): void {
   const compressStaticAsset = createStaticAssetCompression();
-  app.register(fastifyPlugin(async (instance) => {
-    // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
-    instance.addHook('onRoute', (route) => {
-      if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {
-        route.onSend = [...hooksOf(route.onSend), compressStaticAsset];
-      } else if (route.url !== METRICS_PATH) {
-        // Every other route either answers from the representation cache (compressed there) or
-        // answers a few bytes; @fastify/compress's two hooks would only cost time on the hot path.
-        route.compress = false;
-      }
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      // Runs before @fastify/compress's onRoute hook (registered below), so it decides for every route.
+      instance.addHook('onRoute', (route) => {
+        if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) {
+          route.onSend = [...hooksOf(route.onSend), compressStaticAsset];
+        } else if (route.url !== METRICS_PATH) {
+          // Every other route either answers from the representation cache (compressed there) or
+          // answers a few bytes; @fastify/compress's two hooks would only cost time on the hot path.
+          route.compress = false;
+        }
+      });
+    }),
+  );
   app.register(compress, {
     global: true,
     threshold: COMPRESSION_THRESHOLD_BYTES,

@@ -34,18 +34,20 @@ export function registerContentVersion(app: FastifyInstance, { store, pollMs, on
     return version;
   };
   app.decorate('refreshContentVersion', refreshContentVersion);
-  app.register(fastifyPlugin(async (instance) => {
-    let poll: NodeJS.Timeout | undefined;
-    instance.addHook('onReady', async () => {
-      // The ETags' hash (representation.ts): loaded before the first request, and a failure stops the start.
-      await loadRepresentationHash();
-      await refreshContentVersion().catch((err: unknown) => instance.log.warn({ err }, 'content version unavailable at start'));
-      poll = setInterval(() => {
-        refreshContentVersion().catch((err: unknown) => instance.log.warn({ err }, 'content version check failed'));
-      }, pollMs);
-      poll.unref();
-    });
-    instance.addHook('onClose', async () => clearInterval(poll));
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      let poll: NodeJS.Timeout | undefined;
+      instance.addHook('onReady', async () => {
+        // The ETags' hash (representation.ts): loaded before the first request, and a failure stops the start.
+        await loadRepresentationHash();
+        await refreshContentVersion().catch((err: unknown) => instance.log.warn({ err }, 'content version unavailable at start'));
+        poll = setInterval(() => {
+          refreshContentVersion().catch((err: unknown) => instance.log.warn({ err }, 'content version check failed'));
+        }, pollMs);
+        poll.unref();
+      });
+      instance.addHook('onClose', async () => clearInterval(poll));
+    }),
+  );
   return () => contentVersion;
 }

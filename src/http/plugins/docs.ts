@@ -68,9 +68,10 @@ function createStrongEtags(): (request: FastifyRequest, reply: FastifyReply, pay
   return async (request, reply, payload) => {
     if (reply.statusCode !== 200) return payload;
     const weak = reply.getHeader('etag');
-    const fileKey = typeof weak === 'string' && isStream(payload)
-      ? `${request.url.split('?')[0]} ${weak} ${String(reply.getHeader('content-encoding') ?? '')}`
-      : undefined;
+    const fileKey =
+      typeof weak === 'string' && isStream(payload)
+        ? `${request.url.split('?')[0]} ${weak} ${String(reply.getHeader('content-encoding') ?? '')}`
+        : undefined;
     let body: unknown = payload;
     let etag = fileKey === undefined ? undefined : fileTags.get(fileKey);
     if (etag === undefined) {

@@ -76,7 +76,9 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     let name: ProblemName;
     let extraHeaders = '';
     let detail: string | undefined;
-    const requestLine = Buffer.isBuffer(error.rawPacket) ? REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1')) ?? undefined : undefined;
+    const requestLine = Buffer.isBuffer(error.rawPacket)
+      ? (REQUEST_LINE.exec(error.rawPacket.subarray(0, 2048).toString('latin1')) ?? undefined)
+      : undefined;
     if (error.code === 'HPE_HEADER_OVERFLOW') {
       name = isOverlongRequestLine(error.rawPacket, config.maxUrlLength) ? 'uri-too-long' : 'request-header-fields-too-large';
     } else if (error.code === 'HPE_INVALID_METHOD' && requestLine !== undefined) {
@@ -98,7 +100,9 @@ export function hardenedServerOptions(config: Config, counter: ClientErrorCounte
     if (socket.writable && !inFlight?.headersSent) {
       const { status, title } = PROBLEM_TYPES[name];
       const body = JSON.stringify(problemBody(base, name, detail ?? PROBLEM_TYPES[name].about));
-      socket.end(`HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\n${extraHeaders}X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${title}\r\n${staticHeaders}\r\n${extraHeaders}X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       // A peer that stops reading must not hold the socket open.
       setTimeout(() => socket.destroy(), 1000).unref();
     } else {
@@ -145,27 +149,31 @@ export function registerHardening(app: FastifyInstance, config: Config): void {
   // is written and the connection closed after it.
   (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onRequest', onRequest);
-    let sweep: NodeJS.Timeout | undefined;
-    instance.addHook('preClose', async () => {
-      // server.close() drops the connections idle at that moment; a connection whose response
-      // was still in flight goes idle later and would otherwise wait out keepAliveTimeout.
-      sweep = setInterval(() => instance.server.closeIdleConnections(), DRAIN_SWEEP_MS);
-      sweep.unref();
-    });
-    instance.addHook('onClose', async () => clearInterval(sweep));
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onRequest', onRequest);
+      let sweep: NodeJS.Timeout | undefined;
+      instance.addHook('preClose', async () => {
+        // server.close() drops the connections idle at that moment; a connection whose response
+        // was still in flight goes idle later and would otherwise wait out keepAliveTimeout.
+        sweep = setInterval(() => instance.server.closeIdleConnections(), DRAIN_SWEEP_MS);
+        sweep.unref();
+      });
+      instance.addHook('onClose', async () => clearInterval(sweep));
+    }),
+  );
 }
 
 /** 414 for a request target over MAX_URL_LENGTH (register after the rate limiter: it still counts, with headers). */
 export function registerUrlCap(app: FastifyInstance, config: Config): void {
   const maxUrlLength = config.maxUrlLength;
   const uriTooLong = new AppError('uri-too-long', PROBLEM_TYPES['uri-too-long'].about);
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-      // The URL as received: app.ts rewrites unroutable paths before hooks run.
-      done(request.originalUrl.length > maxUrlLength ? uriTooLong : undefined);
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+        // The URL as received: app.ts rewrites unroutable paths before hooks run.
+        done(request.originalUrl.length > maxUrlLength ? uriTooLong : undefined);
+      });
+    }),
+  );
 }

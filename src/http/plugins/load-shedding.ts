@@ -28,29 +28,34 @@ export function registerLoadShedding(app: FastifyInstance, config: Config): Load
   const stats: LoadSheddingStats = { shed: 0 };
   if (config.maxEventLoopDelayMs === 0) return { stats, isUnderPressure: () => false };
   let isUnderPressure = (): boolean => false;
-  const overloaded = new AppError('service-unavailable', 'The server is overloaded right now. Retry after the number of seconds in Retry-After.',
-    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+  const overloaded = new AppError(
+    'service-unavailable',
+    'The server is overloaded right now. Retry after the number of seconds in Retry-After.',
+    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } },
+  );
   // Start-up (schema compilation, plugin loading) blocks the loop once; the first samples after
   // it would shed the first real requests, so shedding is armed only after two clean samples.
   let armedAt = Infinity;
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onReady', async () => {
-      armedAt = Date.now() + 2 * SAMPLE_INTERVAL_MS;
-    });
-    await instance.register(underPressure, {
-      maxEventLoopDelay: config.maxEventLoopDelayMs,
-      sampleInterval: SAMPLE_INTERVAL_MS,
-      pressureHandler: (request: FastifyRequest) => {
-        const route = request.routeOptions.url;
-        if ((route !== undefined && NEVER_SHED.has(route)) || Date.now() < armedAt) return undefined;
-        // No log line of its own: the request's log line (status 503) is written anyway, and
-        // under overload every extra write makes it worse.
-        stats.shed += 1;
-        // A rejected promise goes to our error handler, which renders the problem.
-        return Promise.reject(overloaded);
-      },
-    });
-    isUnderPressure = (): boolean => instance.isUnderPressure();
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onReady', async () => {
+        armedAt = Date.now() + 2 * SAMPLE_INTERVAL_MS;
+      });
+      await instance.register(underPressure, {
+        maxEventLoopDelay: config.maxEventLoopDelayMs,
+        sampleInterval: SAMPLE_INTERVAL_MS,
+        pressureHandler: (request: FastifyRequest) => {
+          const route = request.routeOptions.url;
+          if ((route !== undefined && NEVER_SHED.has(route)) || Date.now() < armedAt) return undefined;
+          // No log line of its own: the request's log line (status 503) is written anyway, and
+          // under overload every extra write makes it worse.
+          stats.shed += 1;
+          // A rejected promise goes to our error handler, which renders the problem.
+          return Promise.reject(overloaded);
+        },
+      });
+      isUnderPressure = (): boolean => instance.isUnderPressure();
+    }),
+  );
   return { stats, isUnderPressure: () => isUnderPressure() };
 }

@@ -43,23 +43,25 @@ export function methodNotAllowed(url: string): AppError {
 }
 
 export function registerMethodRule(app: FastifyInstance): void {
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-      if (isAllowed(request.method, request.url)) {
-        done();
-        return;
-      }
-      // The client waits for a 100 Continue that never comes, so its body never follows: the
-      // connection cannot carry another request.
-      if (request.headers.expect !== undefined) reply.header('connection', 'close');
-      done(methodNotAllowed(request.url));
-    });
-    // An OPTIONS answer (a preflight included) says what the path answers, as a 405 does.
-    instance.addHook('onSend', async (request, reply, payload) => {
-      if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
-      return payload;
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+        if (isAllowed(request.method, request.url)) {
+          done();
+          return;
+        }
+        // The client waits for a 100 Continue that never comes, so its body never follows: the
+        // connection cannot carry another request.
+        if (request.headers.expect !== undefined) reply.header('connection', 'close');
+        done(methodNotAllowed(request.url));
+      });
+      // An OPTIONS answer (a preflight included) says what the path answers, as a 405 does.
+      instance.addHook('onSend', async (request, reply, payload) => {
+        if (request.method === 'OPTIONS') reply.header('allow', allowHeader(request.url));
+        return payload;
+      });
+    }),
+  );
 
   // Node answers `Expect: 100-continue` with 100 Continue by itself unless 'checkContinue' has a
   // listener: a refused method gets its final 405 at once, before the client sends its body.

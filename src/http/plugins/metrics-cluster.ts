@@ -11,7 +11,11 @@ const CLUSTER_METRICS_REQUEST = 'guides:cluster-metrics-request';
 const CLUSTER_METRICS_REPLY = 'guides:cluster-metrics-reply';
 const CLUSTER_METRICS_TIMEOUT_MS = 3000;
 
-interface ClusterMetricsMessage { type: string; id: number; text?: string }
+interface ClusterMetricsMessage {
+  type: string;
+  id: number;
+  text?: string;
+}
 
 function isClusterMetricsMessage(message: unknown, type: string): message is ClusterMetricsMessage {
   return typeof message === 'object' && message !== null && (message as ClusterMetricsMessage).type === type;

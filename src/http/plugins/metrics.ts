@@ -52,7 +52,11 @@ interface RequestSeries {
   buckets: number[];
 }
 
-interface Sample { metricName?: string; labels: Record<string, string>; value: number }
+interface Sample {
+  metricName?: string;
+  labels: Record<string, string>;
+  value: number;
+}
 
 /**
  * http_requests_total and http_request_duration_seconds as plain numbers, exposed to prom-client
@@ -60,32 +64,46 @@ interface Sample { metricName?: string; labels: Record<string, string>; value: n
  */
 function createRequestSeries(registry: Registry) {
   const series = new Map<string, RequestSeries>();
-  const metric = (name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]): Metric => ({
-    name, help, type, aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
-  }) as unknown as Metric;
-  registry.registerMetric(metric('http_requests_total', 'HTTP requests answered, by method, route pattern and status.', 'counter',
-    () => [...series.values()].map((s) => ({ labels: s.labels, value: s.count }))));
+  const metric = (name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]): Metric =>
+    ({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
+    }) as unknown as Metric;
+  registry.registerMetric(
+    metric('http_requests_total', 'HTTP requests answered, by method, route pattern and status.', 'counter', () =>
+      [...series.values()].map((s) => ({ labels: s.labels, value: s.count })),
+    ),
+  );
   const durationName = 'http_request_duration_seconds';
-  registry.registerMetric(metric(durationName, 'Time from request received to response sent, by method, route pattern and status.', 'histogram', () => {
-    const samples: Sample[] = [];
-    for (const s of series.values()) {
-      let cumulative = 0;
-      LATENCY_BUCKETS.forEach((bound, i) => {
-        cumulative += s.buckets[i]!;
-        samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: String(bound) }, value: cumulative });
-      });
-      samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count });
-      samples.push({ metricName: `${durationName}_sum`, labels: s.labels, value: s.sum });
-      samples.push({ metricName: `${durationName}_count`, labels: s.labels, value: s.count });
-    }
-    return samples;
-  }));
+  registry.registerMetric(
+    metric(durationName, 'Time from request received to response sent, by method, route pattern and status.', 'histogram', () => {
+      const samples: Sample[] = [];
+      for (const s of series.values()) {
+        let cumulative = 0;
+        LATENCY_BUCKETS.forEach((bound, i) => {
+          cumulative += s.buckets[i]!;
+          samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: String(bound) }, value: cumulative });
+        });
+        samples.push({ metricName: `${durationName}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count });
+        samples.push({ metricName: `${durationName}_sum`, labels: s.labels, value: s.sum });
+        samples.push({ metricName: `${durationName}_count`, labels: s.labels, value: s.count });
+      }
+      return samples;
+    }),
+  );
   return (method: string, route: string, status: number, seconds: number): void => {
     const key = `${method} ${status} ${route}`;
     let s = series.get(key);
     if (!s) {
-      s = { labels: { method, route, status_code: String(status) }, count: 0, sum: 0, buckets: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0) };
+      s = {
+        labels: { method, route, status_code: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Array<number>(LATENCY_BUCKETS.length + 1).fill(0),
+      };
       series.set(key, s);
     }
     s.count += 1;
@@ -110,27 +128,82 @@ interface ComponentMetric {
 
 function componentMetrics({ cache, rateLimit, loadShedding, searchBudget, connections }: MetricsSources): ComponentMetric[] {
   return [
-    { name: 'guides_cache_lookups_total', type: 'counter', label: 'result', read: () => ({ hit: cache.stats.hits, miss: cache.stats.misses }),
-      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).' },
-    { name: 'guides_cache_declined_total', type: 'counter', read: () => cache.stats.declined,
-      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).' },
-    { name: 'guides_early_answers_total', type: 'counter', read: () => cache.stats.earlyHits,
-      help: 'Cache hits answered in the HTTP server\'s request listener, before Fastify (also counted as hits).' },
+    {
+      name: 'guides_cache_lookups_total',
+      type: 'counter',
+      label: 'result',
+      read: () => ({ hit: cache.stats.hits, miss: cache.stats.misses }),
+      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
+    },
+    {
+      name: 'guides_cache_declined_total',
+      type: 'counter',
+      read: () => cache.stats.declined,
+      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).',
+    },
+    {
+      name: 'guides_early_answers_total',
+      type: 'counter',
+      read: () => cache.stats.earlyHits,
+      help: "Cache hits answered in the HTTP server's request listener, before Fastify (also counted as hits).",
+    },
     { name: 'guides_cache_entries', type: 'gauge', read: () => cache.size, help: 'Representations held in the cache.' },
-    { name: 'guides_cache_bytes', type: 'gauge', read: () => cache.bytes, help: 'Bytes held by the cache (identity and compressed bodies).' },
-    { name: 'guides_compressions_total', type: 'counter', label: 'coding', read: () => ({ br: cache.stats.compressions.br, gzip: cache.stats.compressions.gzip }),
-      help: 'Cached representations compressed, by content coding (each at most once per content version).' },
-    { name: 'guides_rate_limited_total', type: 'counter', read: () => rateLimit.limited, help: 'Requests refused with 429 because the client spent its budget.' },
-    { name: 'guides_rate_limit_store_errors_total', type: 'counter', read: () => rateLimit.storeErrors,
-      help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).' },
-    { name: 'guides_load_shed_total', type: 'counter', read: () => loadShedding.shed, help: 'Requests refused with 503 because the event loop was saturated.' },
-    { name: 'guides_search_shed_total', type: 'counter', read: () => searchBudget.shed,
-      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).' },
-    { name: 'guides_search_client_limited_total', type: 'counter', read: () => searchBudget.clientLimited,
-      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.' },
-    { name: 'guides_search_queued', type: 'gauge', read: () => searchBudget.queued, help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.' },
-    { name: 'guides_connection_errors_total', type: 'counter', label: 'problem', read: () => ({ ...connections.clientErrors }),
-      help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.' },
+    {
+      name: 'guides_cache_bytes',
+      type: 'gauge',
+      read: () => cache.bytes,
+      help: 'Bytes held by the cache (identity and compressed bodies).',
+    },
+    {
+      name: 'guides_compressions_total',
+      type: 'counter',
+      label: 'coding',
+      read: () => ({ br: cache.stats.compressions.br, gzip: cache.stats.compressions.gzip }),
+      help: 'Cached representations compressed, by content coding (each at most once per content version).',
+    },
+    {
+      name: 'guides_rate_limited_total',
+      type: 'counter',
+      read: () => rateLimit.limited,
+      help: 'Requests refused with 429 because the client spent its budget.',
+    },
+    {
+      name: 'guides_rate_limit_store_errors_total',
+      type: 'counter',
+      read: () => rateLimit.storeErrors,
+      help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).',
+    },
+    {
+      name: 'guides_load_shed_total',
+      type: 'counter',
+      read: () => loadShedding.shed,
+      help: 'Requests refused with 503 because the event loop was saturated.',
+    },
+    {
+      name: 'guides_search_shed_total',
+      type: 'counter',
+      read: () => searchBudget.shed,
+      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).',
+    },
+    {
+      name: 'guides_search_client_limited_total',
+      type: 'counter',
+      read: () => searchBudget.clientLimited,
+      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.',
+    },
+    {
+      name: 'guides_search_queued',
+      type: 'gauge',
+      read: () => searchBudget.queued,
+      help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.',
+    },
+    {
+      name: 'guides_connection_errors_total',
+      type: 'counter',
+      label: 'problem',
+      read: () => ({ ...connections.clientErrors }),
+      help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.',
+    },
   ];
 }
 
@@ -142,18 +215,30 @@ export function createAppRegistry(sources: MetricsSources) {
   for (const { name, help, type, label, read } of componentMetrics(sources)) {
     const labelNames = label === undefined ? [] : [label];
     if (type === 'gauge') {
-      new Gauge({ name, help, labelNames, registers, collect() {
-        const value = read();
-        if (typeof value === 'number') this.set(value);
-        else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).set(n);
-      } });
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          const value = read();
+          if (typeof value === 'number') this.set(value);
+          else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).set(n);
+        },
+      });
     } else {
-      new Counter({ name, help, labelNames, registers, collect() {
-        this.reset();
-        const value = read();
-        if (typeof value === 'number') this.inc(value);
-        else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).inc(n);
-      } });
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          const value = read();
+          if (typeof value === 'number') this.inc(value);
+          else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).inc(n);
+        },
+      });
     }
   }
   return { registry, observe };
@@ -171,14 +256,16 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
     observe(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
     done();
   };
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onResponse', onResponse);
-    instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
-      const merged = Registry.merge([processMetrics(), registry]);
-      // A worker whose primary does not answer still reports its own numbers.
-      const text = (isWorker ? await clusterMetricsText() : undefined) ?? (await merged.metrics());
-      return reply.header('cache-control', 'no-store').type(merged.contentType).send(text);
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onResponse', onResponse);
+      instance.get(METRICS_PATH, { schema: { hide: true } }, async (_request, reply) => {
+        const merged = Registry.merge([processMetrics(), registry]);
+        // A worker whose primary does not answer still reports its own numbers.
+        const text = (isWorker ? await clusterMetricsText() : undefined) ?? (await merged.metrics());
+        return reply.header('cache-control', 'no-store').type(merged.contentType).send(text);
+      });
+    }),
+  );
   return observe;
 }

@@ -20,12 +20,13 @@ export interface OpenApiDocument {
   [key: string]: unknown;
 }
 
-export const OPENAPI_DESCRIPTION = 'Public, read-only JSON API of restaurant guides: product identity, a searchable, '
-  + 'cursor-paginated list of published guides, each guide with its Markdown body, and official links for agents.\n\n'
-  + 'Every response carries `X-Request-Id` and the `RateLimit`/`RateLimit-Policy` headers. Successful responses have a strong '
-  + '`ETag` (send it back in `If-None-Match` for a `304`) and `Cache-Control`. Errors are RFC 9457 `application/problem+json`; '
-  + 'each problem `type` is a URL with a page explaining it. Unknown or repeated query parameters are a `400`. '
-  + 'CORS is open (`Access-Control-Allow-Origin: *`), no credentials.';
+export const OPENAPI_DESCRIPTION =
+  'Public, read-only JSON API of restaurant guides: product identity, a searchable, ' +
+  'cursor-paginated list of published guides, each guide with its Markdown body, and official links for agents.\n\n' +
+  'Every response carries `X-Request-Id` and the `RateLimit`/`RateLimit-Policy` headers. Successful responses have a strong ' +
+  '`ETag` (send it back in `If-None-Match` for a `304`) and `Cache-Control`. Errors are RFC 9457 `application/problem+json`; ' +
+  'each problem `type` is a URL with a page explaining it. Unknown or repeated query parameters are a `400`. ' +
+  'CORS is open (`Access-Control-Allow-Origin: *`), no credentials.';
 
 /**
  * @fastify/swagger keeps only the `$ref` of a response schema that is a reference, dropping its
@@ -36,9 +37,14 @@ function withReferencedContent(response: Record<string, unknown>): Record<string
   const result: Record<string, unknown> = {};
   for (const [status, value] of Object.entries(response)) {
     const entry = value as Partial<ReferencedResponse>;
-    result[status] = typeof entry.$ref === 'string' && entry['x-examples'] !== undefined
-      ? { description: entry.description, headers: entry.headers, content: { 'application/json': { schema: { $ref: entry.$ref }, examples: entry['x-examples'] } } }
-      : value;
+    result[status] =
+      typeof entry.$ref === 'string' && entry['x-examples'] !== undefined
+        ? {
+            description: entry.description,
+            headers: entry.headers,
+            content: { 'application/json': { schema: { $ref: entry.$ref }, examples: entry['x-examples'] } },
+          }
+        : value;
   }
   return result;
 }
@@ -76,11 +82,16 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
 
 /** Schemas that route schemas reference by `$id`; call on the instance that registers the routes, before them. */
 export function addSharedSchemas(app: App): void {
-  for (const schema of [ProblemSchema, GuideSummarySchema, GuideListSchema, GuideDetailSchema, ProductSchema, ResourcesSchema]) app.addSchema(schema);
+  for (const schema of [ProblemSchema, GuideSummarySchema, GuideListSchema, GuideDetailSchema, ProductSchema, ResourcesSchema])
+    app.addSchema(schema);
 }
 
 /** The generated document with what the content says about the product: contact, license, terms, homepage. */
-export function withProductInfo(document: OpenApiDocument, product: ProductInfo | undefined, resources: readonly ResourceLink[]): OpenApiDocument {
+export function withProductInfo(
+  document: OpenApiDocument,
+  product: ProductInfo | undefined,
+  resources: readonly ResourceLink[],
+): OpenApiDocument {
   if (!product) return document;
   const terms = resources.find((link) => link.rel === 'terms-of-service');
   return {
@@ -98,8 +109,15 @@ export function withProductInfo(document: OpenApiDocument, product: ProductInfo 
 
 export function registerOpenApiRoute(app: App, { cache, store }: RouteContext): void {
   app.get('/openapi.json', { schema: { hide: true } }, (request, reply) =>
-    cache.serve(request, reply, 'openapi', async () => {
-      const [product, resources] = await Promise.all([store.getProduct(), store.getResources()]);
-      return { payload: withProductInfo(app.swagger() as unknown as OpenApiDocument, product, resources) };
-    }, { identifiedByUrl: true }));
+    cache.serve(
+      request,
+      reply,
+      'openapi',
+      async () => {
+        const [product, resources] = await Promise.all([store.getProduct(), store.getResources()]);
+        return { payload: withProductInfo(app.swagger() as unknown as OpenApiDocument, product, resources) };
+      },
+      { identifiedByUrl: true },
+    ),
+  );
 }

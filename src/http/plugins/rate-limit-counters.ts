@@ -20,8 +20,14 @@ export function clientKey(ip: string): string {
   const [head = '', tail] = lower.split('::');
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups =
+    tail === undefined
+      ? headGroups
+      : [...headGroups, ...Array<string>(Math.max(0, 8 - headGroups.length - tailGroups.length)).fill('0'), ...tailGroups];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export function createMemoryCounter() {

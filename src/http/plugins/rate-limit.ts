@@ -77,7 +77,8 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
   const counter = createWindowCounter(WINDOW_MS, stats);
 
   const resetSecondsAt = (now: number): number => Math.max(1, Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000));
-  const remaining = (count: number, resetSeconds: number): string => `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`;
+  const remaining = (count: number, resetSeconds: number): string =>
+    `"${RATE_LIMIT_POLICY_NAME}";r=${Math.max(0, limit - count)};t=${resetSeconds}`;
 
   const decide = (reply: FastifyReply, count: number, now: number): AppError | undefined => {
     const resetSeconds = resetSecondsAt(now);
@@ -85,8 +86,11 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
     reply.header('ratelimit', remaining(count, resetSeconds));
     if (count <= limit) return undefined;
     stats.limited += 1;
-    return new AppError('rate-limited', `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
-      { headers: { 'retry-after': String(resetSeconds) } });
+    return new AppError(
+      'rate-limited',
+      `This client sent more than ${limit} requests this minute. Retry after the number of seconds in Retry-After.`,
+      { headers: { 'retry-after': String(resetSeconds) } },
+    );
   };
 
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
@@ -121,15 +125,17 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
     return typeof counted === 'number' ? settle(counted) : counted.then(settle);
   };
 
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onRequest', onRequest);
-    const url = config.redisUrl;
-    if (url !== undefined) {
-      instance.addHook('onReady', async () => {
-        counter.useRedis(await connectRedisCounter(url, config.rateLimitKeyPrefix, instance.log));
-      });
-      instance.addHook('onClose', async () => counter.close());
-    }
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onRequest', onRequest);
+      const url = config.redisUrl;
+      if (url !== undefined) {
+        instance.addHook('onReady', async () => {
+          counter.useRedis(await connectRedisCounter(url, config.rateLimitKeyPrefix, instance.log));
+        });
+        instance.addHook('onClose', async () => counter.close());
+      }
+    }),
+  );
   return { stats, countEarly };
 }

@@ -79,8 +79,11 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   };
   if (config.searchConcurrency === 0) return { stats, queueSearches: (store) => store };
 
-  const queueFull = new AppError('service-unavailable', 'Too many searches are waiting right now. Retry after the number of seconds in Retry-After; reading guides is not affected.',
-    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+  const queueFull = new AppError(
+    'service-unavailable',
+    'Too many searches are waiting right now. Retry after the number of seconds in Retry-After; reading guides is not affected.',
+    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } },
+  );
   const queued = <T>(search: () => Promise<T>): Promise<T> => {
     if (limit.activeCount >= config.searchConcurrency && limit.pendingCount >= config.searchQueueLength) {
       stats.shed += 1;
@@ -93,7 +96,9 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     return {
       ...store,
       searchPublishedGuides: (options) => queued(() => store.searchPublishedGuides(options)),
-      ...(renderSearchPage ? { renderSearchPage: (options, rendering) => queued(() => renderSearchPage.call(store, options, rendering)) } : {}),
+      ...(renderSearchPage
+        ? { renderSearchPage: (options, rendering) => queued(() => renderSearchPage.call(store, options, rendering)) }
+        : {}),
     };
   };
 
@@ -123,13 +128,19 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     const running = inFlight.get(key) ?? 0;
     if (running >= perClient) {
       stats.clientLimited += 1;
-      done(new AppError('rate-limited', `This client has ${perClient} searches in flight, the most allowed at once. Wait for their answers, or retry after the number of seconds in Retry-After.`, {
-        headers: {
-          'retry-after': String(RETRY_AFTER_SECONDS),
-          'ratelimit-policy': withItem(reply, 'ratelimit-policy', policy),
-          'ratelimit': withItem(reply, 'ratelimit', `"${SEARCH_POLICY_NAME}";r=0;t=${RETRY_AFTER_SECONDS}`),
-        },
-      }));
+      done(
+        new AppError(
+          'rate-limited',
+          `This client has ${perClient} searches in flight, the most allowed at once. Wait for their answers, or retry after the number of seconds in Retry-After.`,
+          {
+            headers: {
+              'retry-after': String(RETRY_AFTER_SECONDS),
+              'ratelimit-policy': withItem(reply, 'ratelimit-policy', policy),
+              ratelimit: withItem(reply, 'ratelimit', `"${SEARCH_POLICY_NAME}";r=0;t=${RETRY_AFTER_SECONDS}`),
+            },
+          },
+        ),
+      );
       return;
     }
     inFlight.set(key, running + 1);
@@ -145,13 +156,15 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     done();
   };
 
-  app.register(fastifyPlugin(async (instance) => {
-    instance.addHook('onRoute', (route) => {
-      if (route.url !== SEARCH_ROUTE) return;
-      route.onRequest = [...hooksOf(route.onRequest), onRequest];
-      route.onResponse = [...hooksOf(route.onResponse), onResponse];
-      route.onRequestAbort = [...hooksOf(route.onRequestAbort), onRequestAbort];
-    });
-  }));
+  app.register(
+    fastifyPlugin(async (instance) => {
+      instance.addHook('onRoute', (route) => {
+        if (route.url !== SEARCH_ROUTE) return;
+        route.onRequest = [...hooksOf(route.onRequest), onRequest];
+        route.onResponse = [...hooksOf(route.onResponse), onResponse];
+        route.onRequestAbort = [...hooksOf(route.onRequestAbort), onRequestAbort];
+      });
+    }),
+  );
   return { stats, queueSearches };
 }

@@ -35,7 +35,10 @@ export interface ApiCatalog {
 
 /** One line of Markdown link text: no line breaks, and brackets that cannot close the link early. */
 function linkText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().replace(/([\\[\]])/g, '\\$1');
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/([\\[\]])/g, '\\$1');
 }
 
 function oneLine(text: string): string {
@@ -43,7 +46,12 @@ function oneLine(text: string): string {
 }
 
 /** /llms.txt per llmstxt.org: title, summary quote, what the API does, links, then every published guide. */
-export function renderLlmsTxt(base: string, product: ProductInfo, guides: readonly GuideIndexEntry[], resources: readonly ResourceLink[]): string {
+export function renderLlmsTxt(
+  base: string,
+  product: ProductInfo,
+  guides: readonly GuideIndexEntry[],
+  resources: readonly ResourceLink[],
+): string {
   const lines = [
     `# ${oneLine(product.name)}`,
     '',
@@ -114,8 +122,9 @@ function inlineHtml(text: string): string {
   return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
-const PAGE_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1f2328}'
-  + 'code{background:#f3f4f6;padding:0 .25em;border-radius:3px}dt{font-weight:600;margin-top:1rem}';
+const PAGE_STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1f2328}' +
+  'code{background:#f3f4f6;padding:0 .25em;border-radius:3px}dt{font-weight:600;margin-top:1rem}';
 const PAGE_STYLE_HASH = `'sha256-${createHash('sha256').update(PAGE_STYLE).digest('base64')}'`;
 /** Problem pages run no script and load nothing; the one inline stylesheet is allowed by its hash. */
 export const PROBLEM_PAGE_CSP = `default-src 'none'; style-src ${PAGE_STYLE_HASH}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
@@ -155,40 +164,67 @@ function isProblemName(name: string): name is ProblemName {
 export function registerDiscoveryRoutes(app: App, { config, store, cache }: RouteContext): void {
   const base = config.publicBaseUrl;
 
-  app.get('/llms.txt', { schema: { hide: true } }, (request, reply) => cache.serve(request, reply, 'llms.txt', async () => {
-    const [product, guides, resources] = await Promise.all([store.getProduct(), store.listPublishedIndex(), store.getResources()]);
-    if (!product) throw new AppError('service-unavailable', 'No content has been imported yet.', { headers: { 'retry-after': '30' } });
-    return { payload: renderLlmsTxt(base, product, guides, resources), contentType: LLMS_TXT_TYPE };
-  }, { identifiedByUrl: true }));
+  app.get('/llms.txt', { schema: { hide: true } }, (request, reply) =>
+    cache.serve(
+      request,
+      reply,
+      'llms.txt',
+      async () => {
+        const [product, guides, resources] = await Promise.all([store.getProduct(), store.listPublishedIndex(), store.getResources()]);
+        if (!product) throw new AppError('service-unavailable', 'No content has been imported yet.', { headers: { 'retry-after': '30' } });
+        return { payload: renderLlmsTxt(base, product, guides, resources), contentType: LLMS_TXT_TYPE };
+      },
+      { identifiedByUrl: true },
+    ),
+  );
 
   registerLlmsFullTxt(app, { config, store, cache });
 
-  app.get(API_CATALOG_PATH, { schema: { hide: true } }, (request, reply) => cache.serve(request, reply, 'api-catalog', async () => {
-    const links = [...builtInLinks(base), ...(await store.getResources())];
-    return {
-      payload: buildApiCatalog(base, links),
-      contentType: API_CATALOG_TYPE,
-      // RFC 9727 §2: GET and HEAD name the catalog with the api-catalog relation.
-      link: `<${base}${API_CATALOG_PATH}>; rel="api-catalog"`,
-    };
-  }, { identifiedByUrl: true }));
-
-  app.get('/problems/:name', {
-    schema: { hide: true, params: Type.Object({ name: Type.String({ pattern: '^[a-z]+(?:-[a-z]+)*$', maxLength: 64 }) }) },
-  }, (request, reply) => {
-    const { name } = request.params as { name: string };
-    if (!isProblemName(name)) throw new NotFoundError();
-    const json = prefersJson(request.headers.accept);
-    if (!json) reply.header('content-security-policy', PROBLEM_PAGE_CSP);
-    return cache.serve(request, reply, `problem/${name}/${json ? 'json' : 'html'}`, async () => {
-      if (json) {
-        const problem = PROBLEM_TYPES[name];
+  app.get(API_CATALOG_PATH, { schema: { hide: true } }, (request, reply) =>
+    cache.serve(
+      request,
+      reply,
+      'api-catalog',
+      async () => {
+        const links = [...builtInLinks(base), ...(await store.getResources())];
         return {
-          payload: JSON.stringify({ type: `${base}/problems/${name}`, name, title: problem.title, status: problem.status, description: problem.about, advice: problem.advice }),
-          contentType: 'application/json; charset=utf-8',
+          payload: buildApiCatalog(base, links),
+          contentType: API_CATALOG_TYPE,
+          // RFC 9727 §2: GET and HEAD name the catalog with the api-catalog relation.
+          link: `<${base}${API_CATALOG_PATH}>; rel="api-catalog"`,
         };
-      }
-      return { payload: renderProblemPage(base, name), contentType: 'text/html; charset=utf-8' };
-    });
-  });
+      },
+      { identifiedByUrl: true },
+    ),
+  );
+
+  app.get(
+    '/problems/:name',
+    {
+      schema: { hide: true, params: Type.Object({ name: Type.String({ pattern: '^[a-z]+(?:-[a-z]+)*$', maxLength: 64 }) }) },
+    },
+    (request, reply) => {
+      const { name } = request.params as { name: string };
+      if (!isProblemName(name)) throw new NotFoundError();
+      const json = prefersJson(request.headers.accept);
+      if (!json) reply.header('content-security-policy', PROBLEM_PAGE_CSP);
+      return cache.serve(request, reply, `problem/${name}/${json ? 'json' : 'html'}`, async () => {
+        if (json) {
+          const problem = PROBLEM_TYPES[name];
+          return {
+            payload: JSON.stringify({
+              type: `${base}/problems/${name}`,
+              name,
+              title: problem.title,
+              status: problem.status,
+              description: problem.about,
+              advice: problem.advice,
+            }),
+            contentType: 'application/json; charset=utf-8',
+          };
+        }
+        return { payload: renderProblemPage(base, name), contentType: 'text/html; charset=utf-8' };
+      });
+    },
+  );
 }

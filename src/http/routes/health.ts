@@ -9,7 +9,9 @@ export function registerHealthRoutes(app: App, { store }: RouteContext): void {
     try {
       await store.ping();
     } catch {
-      throw new AppError('service-unavailable', 'The database is not reachable, or the search workers are still starting.', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+      throw new AppError('service-unavailable', 'The database is not reachable, or the search workers are still starting.', {
+        headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      });
     }
     return reply.header('cache-control', 'no-store').send({ status: 'ready' });
   });

@@ -53,38 +53,42 @@ async function* llmsFullText(store: GuideStore, base: string, first: GuidePage):
 
 export function registerLlmsFullTxt(app: App, { config, store, cache }: Pick<RouteContext, 'config' | 'store' | 'cache'>): void {
   const base = config.publicBaseUrl;
-  app.get('/llms-full.txt', {
-    schema: {
-      operationId: 'getLlmsFullTxt',
-      summary: 'Every published guide as Markdown, in one file',
-      description: 'The Markdown representation of every published guide (as `GET /api/v1/guides/{slug}.md` answers it), newest first, separated by `---` lines. '
-        + 'Large: streamed (chunked), gzip or brotli when accepted. Fetch /llms.txt first and this only when you need everything. '
-        + 'Its ETag changes whenever the content does.',
-      tags: ['guides'],
-      querystring: NoQuerySchema,
-      response: operationResponses(base, {
-        schema: LlmsFullSchema,
-        mediaType: 'text/markdown',
-        description: 'Every published guide\'s Markdown, `text/markdown; charset=utf-8`.',
-        examples: llmsFullExamples(base),
-      }),
+  app.get(
+    '/llms-full.txt',
+    {
+      schema: {
+        operationId: 'getLlmsFullTxt',
+        summary: 'Every published guide as Markdown, in one file',
+        description:
+          'The Markdown representation of every published guide (as `GET /api/v1/guides/{slug}.md` answers it), newest first, separated by `---` lines. ' +
+          'Large: streamed (chunked), gzip or brotli when accepted. Fetch /llms.txt first and this only when you need everything. ' +
+          'Its ETag changes whenever the content does.',
+        tags: ['guides'],
+        querystring: NoQuerySchema,
+        response: operationResponses(base, {
+          schema: LlmsFullSchema,
+          mediaType: 'text/markdown',
+          description: "Every published guide's Markdown, `text/markdown; charset=utf-8`.",
+          examples: llmsFullExamples(base),
+        }),
+      },
     },
-  }, async (request, reply) => {
-    const coding = negotiateContentCoding(request.headers['accept-encoding']);
-    const hash = representationHash(Buffer.from(`llms-full.txt\n${cache.contentVersion()}\n${SOFTWARE_VERSION}\n${base}`, 'utf8'));
-    const etag = coding === undefined ? `"${hash}"` : `"${hash}-${coding}"`;
-    reply.header('etag', etag).header('cache-control', cache.cacheControl).header('vary', 'Accept, Accept-Encoding');
-    if (ifNoneMatchHits(request.headers['if-none-match'], [`"${hash}"`, `"${hash}-br"`, `"${hash}-gzip"`])) return reply.code(304).send();
-    const first = await readPage(store, undefined);
-    reply.type(MARKDOWN_TYPE);
-    if (coding !== undefined) reply.header('content-encoding', coding);
-    if (request.method === 'HEAD') return reply.send();
-    const text = Readable.from(llmsFullText(store, base, first));
-    if (coding === undefined) return reply.send(text);
-    const compressor = coding === 'br'
-      ? createBrotliCompress({ params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } })
-      : createGzip();
-    // pipeline destroys both streams when either fails, so the response ends instead of hanging.
-    return reply.send(pipeline(text, compressor, () => undefined));
-  });
+    async (request, reply) => {
+      const coding = negotiateContentCoding(request.headers['accept-encoding']);
+      const hash = representationHash(Buffer.from(`llms-full.txt\n${cache.contentVersion()}\n${SOFTWARE_VERSION}\n${base}`, 'utf8'));
+      const etag = coding === undefined ? `"${hash}"` : `"${hash}-${coding}"`;
+      reply.header('etag', etag).header('cache-control', cache.cacheControl).header('vary', 'Accept, Accept-Encoding');
+      if (ifNoneMatchHits(request.headers['if-none-match'], [`"${hash}"`, `"${hash}-br"`, `"${hash}-gzip"`])) return reply.code(304).send();
+      const first = await readPage(store, undefined);
+      reply.type(MARKDOWN_TYPE);
+      if (coding !== undefined) reply.header('content-encoding', coding);
+      if (request.method === 'HEAD') return reply.send();
+      const text = Readable.from(llmsFullText(store, base, first));
+      if (coding === undefined) return reply.send(text);
+      const compressor =
+        coding === 'br' ? createBrotliCompress({ params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }) : createGzip();
+      // pipeline destroys both streams when either fails, so the response ends instead of hanging.
+      return reply.send(pipeline(text, compressor, () => undefined));
+    },
+  );
 }

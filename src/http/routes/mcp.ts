@@ -21,7 +21,15 @@ export const MCP_PATH = '/mcp';
 export const MCP_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** The request headers a browser client sends to /mcp, and the response headers it may read. */
-export const MCP_CORS_ALLOWED_HEADERS = ['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'];
+export const MCP_CORS_ALLOWED_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'MCP-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
+  'Mcp-Session-Id',
+  'Last-Event-ID',
+];
 export const MCP_CORS_EXPOSED_HEADERS = ['MCP-Protocol-Version', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'];
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost', '[::1]']);
@@ -59,7 +67,8 @@ function refusal(config: Config, headers: IncomingHttpHeaders): string | undefin
     } catch {
       normalized = undefined;
     }
-    if (normalized === undefined || !config.mcpAllowedOrigins.includes(normalized)) return 'Forbidden: this Origin is not allowed (MCP_ALLOWED_ORIGINS).';
+    if (normalized === undefined || !config.mcpAllowedOrigins.includes(normalized))
+      return 'Forbidden: this Origin is not allowed (MCP_ALLOWED_ORIGINS).';
   }
   return undefined;
 }
@@ -71,7 +80,7 @@ function nodeRequest(request: FastifyRequest): Parameters<ReturnType<typeof toNo
     method: request.method,
     url: request.url,
     headers: request.headers,
-    async* [Symbol.asyncIterator]() {
+    async *[Symbol.asyncIterator]() {
       if (Buffer.isBuffer(body) && body.length > 0) yield body;
     },
   };
@@ -95,8 +104,13 @@ const JsonRpcMessageSchema = {
 function jsonRpcResponse(description: string, example: unknown) {
   return {
     description,
-    headers: { 'X-Request-Id': HEADERS['X-Request-Id'], 'RateLimit': HEADERS.RateLimit, 'RateLimit-Policy': HEADERS['RateLimit-Policy'] },
-    content: { 'application/json': { schema: JsonRpcMessageSchema, examples: { sample: { summary: description.split('.')[0] ?? description, value: example } } } },
+    headers: { 'X-Request-Id': HEADERS['X-Request-Id'], RateLimit: HEADERS.RateLimit, 'RateLimit-Policy': HEADERS['RateLimit-Policy'] },
+    content: {
+      'application/json': {
+        schema: JsonRpcMessageSchema,
+        examples: { sample: { summary: description.split('.')[0] ?? description, value: example } },
+      },
+    },
   };
 }
 
@@ -108,7 +122,14 @@ function withProblem(response: ReturnType<typeof jsonRpcResponse>, problem: Retu
 function mcpResponses(base: string): Record<string, unknown> {
   const rateLimited = problemResponse(
     'This client (by IP address) has spent its request budget, shared with the REST API (`rate-limited`). Wait Retry-After seconds.',
-    { rateLimited: problemExample(base, 'rate-limited', 'The per-client budget is spent', 'This client sent more than 600 requests this minute. Retry after the number of seconds in Retry-After.') },
+    {
+      rateLimited: problemExample(
+        base,
+        'rate-limited',
+        'The per-client budget is spent',
+        'This client sent more than 600 requests this minute. Retry after the number of seconds in Retry-After.',
+      ),
+    },
     ['Retry-After'],
   );
   const methodNotAllowed = problemResponse(
@@ -117,8 +138,9 @@ function mcpResponses(base: string): Record<string, unknown> {
   );
   return {
     200: {
-      description: 'The JSON-RPC response. 2026-07-28 requests are answered as `application/json`; 2025-era requests as the SDK answers them: an event stream carrying the one response.',
-      headers: { 'X-Request-Id': HEADERS['X-Request-Id'], 'RateLimit': HEADERS.RateLimit, 'RateLimit-Policy': HEADERS['RateLimit-Policy'] },
+      description:
+        'The JSON-RPC response. 2026-07-28 requests are answered as `application/json`; 2025-era requests as the SDK answers them: an event stream carrying the one response.',
+      headers: { 'X-Request-Id': HEADERS['X-Request-Id'], RateLimit: HEADERS.RateLimit, 'RateLimit-Policy': HEADERS['RateLimit-Policy'] },
       content: {
         'application/json': {
           schema: JsonRpcMessageSchema,
@@ -131,25 +153,67 @@ function mcpResponses(base: string): Record<string, unknown> {
       },
     },
     202: { description: 'A notification (or response) was accepted; there is no body.', type: 'null' },
-    400: withProblem(jsonRpcResponse('A message the protocol refuses (malformed JSON-RPC, a header that disagrees with the body, an unsupported protocol version), '
-      + 'or, as a `bad-request` problem, an HTTP request that cannot be understood (a Host header that names no host).',
-      { jsonrpc: '2.0', id: null, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: '1999-01-01' } } }),
-      problemResponse('', { badHost: problemExample(base, 'bad-request', 'A Host header that names no host', 'The Host header is not a valid host name.') })),
-    403: jsonRpcResponse('Refused: an Origin outside MCP_ALLOWED_ORIGINS, or, while the server listens on a loopback address, a Host that is not a loopback name.',
-      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: this Origin is not allowed (MCP_ALLOWED_ORIGINS).' } }),
-    404: jsonRpcResponse('An unknown method (2026-07-28).', { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } }),
-    405: { ...methodNotAllowed, headers: { ...methodNotAllowed.headers, Allow: { ...HEADERS.Allow, description: 'The methods /mcp accepts.', enum: ['POST, OPTIONS'] } } },
-    406: jsonRpcResponse('The Accept header does not list both `application/json` and `text/event-stream`.',
-      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' } }),
-    413: problemResponse(`The body is over ${MCP_BODY_LIMIT_BYTES / 1024} KiB (\`payload-too-large\`).`,
-      { payloadTooLarge: problemExample(base, 'payload-too-large', 'An oversized body', PROBLEM_TYPES['payload-too-large'].about) }),
-    415: jsonRpcResponse('The Content-Type is not `application/json`.',
-      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' } }),
+    400: withProblem(
+      jsonRpcResponse(
+        'A message the protocol refuses (malformed JSON-RPC, a header that disagrees with the body, an unsupported protocol version), ' +
+          'or, as a `bad-request` problem, an HTTP request that cannot be understood (a Host header that names no host).',
+        {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: '1999-01-01' } },
+        },
+      ),
+      problemResponse('', {
+        badHost: problemExample(base, 'bad-request', 'A Host header that names no host', 'The Host header is not a valid host name.'),
+      }),
+    ),
+    403: jsonRpcResponse(
+      'Refused: an Origin outside MCP_ALLOWED_ORIGINS, or, while the server listens on a loopback address, a Host that is not a loopback name.',
+      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: this Origin is not allowed (MCP_ALLOWED_ORIGINS).' } },
+    ),
+    404: jsonRpcResponse('An unknown method (2026-07-28).', {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32601, message: 'Method not found' },
+    }),
+    405: {
+      ...methodNotAllowed,
+      headers: {
+        ...methodNotAllowed.headers,
+        Allow: { ...HEADERS.Allow, description: 'The methods /mcp accepts.', enum: ['POST, OPTIONS'] },
+      },
+    },
+    406: jsonRpcResponse('The Accept header does not list both `application/json` and `text/event-stream`.', {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' },
+    }),
+    413: problemResponse(`The body is over ${MCP_BODY_LIMIT_BYTES / 1024} KiB (\`payload-too-large\`).`, {
+      payloadTooLarge: problemExample(base, 'payload-too-large', 'An oversized body', PROBLEM_TYPES['payload-too-large'].about),
+    }),
+    415: jsonRpcResponse('The Content-Type is not `application/json`.', {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+    }),
     429: rateLimited,
-    500: jsonRpcResponse('The server failed unexpectedly.', { jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal server error' } }),
-    503: problemResponse('The server is overloaded (`service-unavailable`). Retry after Retry-After seconds.',
-      { overloaded: problemExample(base, 'service-unavailable', 'The server sheds load', 'The server is overloaded right now. Retry after the number of seconds in Retry-After.') },
-      ['Retry-After']),
+    500: jsonRpcResponse('The server failed unexpectedly.', {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32603, message: 'Internal server error' },
+    }),
+    503: problemResponse(
+      'The server is overloaded (`service-unavailable`). Retry after Retry-After seconds.',
+      {
+        overloaded: problemExample(
+          base,
+          'service-unavailable',
+          'The server sheds load',
+          'The server is overloaded right now. Retry after the number of seconds in Retry-After.',
+        ),
+      },
+      ['Retry-After'],
+    ),
   };
 }
 
@@ -165,31 +229,36 @@ export function registerMcpRoutes(app: App, context: RouteContext): void {
     instance.removeAllContentTypeParsers();
     instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-    instance.post(MCP_PATH, {
-      bodyLimit: MCP_BODY_LIMIT_BYTES,
-      schema: {
-        operationId: 'mcp',
-        summary: 'Model Context Protocol endpoint (Streamable HTTP, stateless)',
-        description: 'One JSON-RPC message per POST: revision 2026-07-28 (`server/discover`, no sessions) and the 2025 revisions '
-          + '(`initialize`, without a session id). Tools: search_guides, list_guides, get_guide; resources: every published '
-          + 'guide as `{base}/api/v1/guides/{slug}.md`. Same rate limits as the REST API. See docs/agents.md.',
-        tags: ['mcp'],
-        body: JsonRpcMessageSchema,
-        response: mcpResponses(config.publicBaseUrl),
+    instance.post(
+      MCP_PATH,
+      {
+        bodyLimit: MCP_BODY_LIMIT_BYTES,
+        schema: {
+          operationId: 'mcp',
+          summary: 'Model Context Protocol endpoint (Streamable HTTP, stateless)',
+          description:
+            'One JSON-RPC message per POST: revision 2026-07-28 (`server/discover`, no sessions) and the 2025 revisions ' +
+            '(`initialize`, without a session id). Tools: search_guides, list_guides, get_guide; resources: every published ' +
+            'guide as `{base}/api/v1/guides/{slug}.md`. Same rate limits as the REST API. See docs/agents.md.',
+          tags: ['mcp'],
+          body: JsonRpcMessageSchema,
+          response: mcpResponses(config.publicBaseUrl),
+        },
+        // The SDK validates the message; Fastify only documents it.
+        validatorCompiler: () => () => true,
       },
-      // The SDK validates the message; Fastify only documents it.
-      validatorCompiler: () => () => true,
-    }, async (request, reply) => {
-      if (!isUsableHost(request.headers.host)) throw new AppError('bad-request', 'The Host header is not a valid host name.');
-      reply.hijack();
-      copyHeaders(reply);
-      const refused = refusal(config, request.headers);
-      if (refused !== undefined) {
-        reply.raw.writeHead(403, { 'content-type': 'application/json' });
-        reply.raw.end(jsonRpcError(refused));
-        return;
-      }
-      await handle(nodeRequest(request), reply.raw);
-    });
+      async (request, reply) => {
+        if (!isUsableHost(request.headers.host)) throw new AppError('bad-request', 'The Host header is not a valid host name.');
+        reply.hijack();
+        copyHeaders(reply);
+        const refused = refusal(config, request.headers);
+        if (refused !== undefined) {
+          reply.raw.writeHead(403, { 'content-type': 'application/json' });
+          reply.raw.end(jsonRpcError(refused));
+          return;
+        }
+        await handle(nodeRequest(request), reply.raw);
+      },
+    );
   });
 }

@@ -17,21 +17,33 @@ export function builtInLinks(base: string): Resources['links'] {
 }
 
 export function registerResourceRoutes(app: App, { config, store, cache }: RouteContext): void {
-  app.get('/api/v1/resources', {
-    schema: {
-      operationId: 'listResources',
-      summary: 'Official links for agents',
-      description: 'Where this API describes itself (OpenAPI, docs, llms.txt), with IANA link relations, followed by the operator\'s links.',
-      tags: ['resources'],
-      querystring: NoQuerySchema,
-      response: operationResponses(config.publicBaseUrl, {
-        schema: ResourcesSchema,
-        description: 'Built-in links first, then the operator\'s links from resources.yaml, in file order.',
-        examples: resourcesExamples(config.publicBaseUrl),
-      }),
+  app.get(
+    '/api/v1/resources',
+    {
+      schema: {
+        operationId: 'listResources',
+        summary: 'Official links for agents',
+        description:
+          "Where this API describes itself (OpenAPI, docs, llms.txt), with IANA link relations, followed by the operator's links.",
+        tags: ['resources'],
+        querystring: NoQuerySchema,
+        response: operationResponses(config.publicBaseUrl, {
+          schema: ResourcesSchema,
+          description: "Built-in links first, then the operator's links from resources.yaml, in file order.",
+          examples: resourcesExamples(config.publicBaseUrl),
+        }),
+      },
     },
-  }, (request, reply) => cache.serve(request, reply, 'resources', async () => {
-    const payload: Resources = { links: [...builtInLinks(config.publicBaseUrl), ...(await store.getResources())] };
-    return { payload };
-  }, { identifiedByUrl: true }));
+    (request, reply) =>
+      cache.serve(
+        request,
+        reply,
+        'resources',
+        async () => {
+          const payload: Resources = { links: [...builtInLinks(config.publicBaseUrl), ...(await store.getResources())] };
+          return { payload };
+        },
+        { identifiedByUrl: true },
+      ),
+  );
 }

@@ -2,7 +2,11 @@ import type { TSchema, TUnsafe } from 'typebox';
 import { Type } from './typebox.js';
 import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../../guides/guide.js';
 
-export const TimestampSchema = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp in UTC.', examples: ['2026-03-01T09:00:00Z'] });
+export const TimestampSchema = Type.String({
+  format: 'date-time',
+  description: 'RFC 3339 timestamp in UTC.',
+  examples: ['2026-03-01T09:00:00Z'],
+});
 export const AbsoluteUrlSchema = Type.String({ format: 'uri' });
 export const SlugSchema = Type.String({
   pattern: SLUG_PATTERN,

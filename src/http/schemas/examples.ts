@@ -13,7 +13,8 @@ import type { NamedExample } from './responses.js';
 
 /** Cursors are signed per deployment; these are real ones from a test deployment, opaque to clients. */
 const LIST_CURSOR = 'WzEsImwiLDE3NzMyMzIyMDAwMDAsInByaW1lLWNvc3QtYW5kLXdlZWtseS1wbCJd.nM9eH_86UbEHmlKRQtwm6A';
-const SEARCH_CURSOR = 'WzEsInMiLCJmb29kIHdhc3RlIiwtMC41MTc0NzQzNTMyMjc0NDQzLDE3Njg5Mjc1MDAwMDAsInJlZHVjZS1mb29kLXdhc3RlIl0.JiArlGExNX2Ivx4GQvmBsg';
+const SEARCH_CURSOR =
+  'WzEsInMiLCJmb29kIHdhc3RlIiwtMC41MTc0NzQzNTMyMjc0NDQzLDE3Njg5Mjc1MDAwMDAsInJlZHVjZS1mb29kLXdhc3RlIl0.JiArlGExNX2Ivx4GQvmBsg';
 
 export function productExamples(base: string): Record<string, NamedExample> {
   const value: Product = {
@@ -36,7 +37,7 @@ export function productExamples(base: string): Record<string, NamedExample> {
       mcp: `${base}/mcp`,
     },
   };
-  return { sample: { summary: 'The sample content\'s product.yaml', value } };
+  return { sample: { summary: "The sample content's product.yaml", value } };
 }
 
 export function guideListExamples(base: string): Record<string, NamedExample> {
@@ -45,7 +46,8 @@ export function guideListExamples(base: string): Record<string, NamedExample> {
       {
         slug: 'bar-inventory-and-beverage-cost',
         title: 'Bar Inventory and Beverage Cost',
-        summary: 'Count the bar accurately by weight or tenths, calculate pour cost by category, cost cocktails, draft beer and wine by the glass, and track variance against POS sales.',
+        summary:
+          'Count the bar accurately by weight or tenths, calculate pour cost by category, cost cocktails, draft beer and wine by the glass, and track variance against POS sales.',
         tags: ['beverage', 'inventory', 'costing'],
         language: 'en',
         publishedAt: '2026-05-19T14:20:00Z',
@@ -56,7 +58,8 @@ export function guideListExamples(base: string): Record<string, NamedExample> {
       {
         slug: 'prime-cost-and-weekly-pl',
         title: 'Prime Cost and the Weekly P&L',
-        summary: 'Calculate prime cost every week, build a one-page flash P&L from inventory counts and payroll, and act on the gap before the month closes.',
+        summary:
+          'Calculate prime cost every week, build a one-page flash P&L from inventory counts and payroll, and act on the gap before the month closes.',
         tags: ['finance', 'costing', 'staffing'],
         language: 'en',
         publishedAt: '2026-03-11T12:30:00Z',
@@ -72,14 +75,16 @@ export function guideListExamples(base: string): Record<string, NamedExample> {
       {
         slug: 'reduce-food-waste',
         title: 'Reduce Food Waste in Prep and Service',
-        summary: 'Measure food waste with a simple waste log, find its sources in spoilage, trim, overproduction and plate waste, and cut it with targeted fixes that lower food cost.',
+        summary:
+          'Measure food waste with a simple waste log, find its sources in spoilage, trim, overproduction and plate waste, and cut it with targeted fixes that lower food cost.',
         tags: ['sustainability', 'kitchen-operations', 'costing'],
         language: 'en',
         publishedAt: '2026-01-20T16:45:00Z',
         updatedAt: '2026-03-02T09:20:00Z',
         readingTimeMinutes: 4,
         url: `${base}/api/v1/guides/reduce-food-waste`,
-        snippet: 'Measure **food** **waste** with a simple **waste** log, find its sources in spoilage, trim, overproduction and plate **waste**, and cut it with targeted fixes…',
+        snippet:
+          'Measure **food** **waste** with a simple **waste** log, find its sources in spoilage, trim, overproduction and plate **waste**, and cut it with targeted fixes…',
       },
     ],
     nextCursor: SEARCH_CURSOR,
@@ -94,14 +99,16 @@ export function guideDetailExamples(base: string): Record<string, NamedExample> 
   const value: GuideDetail = {
     slug: 'reduce-food-waste',
     title: 'Reduce Food Waste in Prep and Service',
-    summary: 'Measure food waste with a simple waste log, find its sources in spoilage, trim, overproduction and plate waste, and cut it with targeted fixes that lower food cost.',
+    summary:
+      'Measure food waste with a simple waste log, find its sources in spoilage, trim, overproduction and plate waste, and cut it with targeted fixes that lower food cost.',
     tags: ['sustainability', 'kitchen-operations', 'costing'],
     language: 'en',
     publishedAt: '2026-01-20T16:45:00Z',
     updatedAt: '2026-03-02T09:20:00Z',
     readingTimeMinutes: 4,
     url: `${base}/api/v1/guides/reduce-food-waste`,
-    markdown: '# Reduce Food Waste in Prep and Service\n\nFood a kitchen throws away has already been paid for, stored, prepped and often cooked. Cutting waste is therefore one of the few changes that lowers food cost, labor and disposal fees at the same time. The approach is always the same: measure it, find which category dominates, fix that first, and keep measuring.\n\n## Measure first with a waste log\n\n…',
+    markdown:
+      '# Reduce Food Waste in Prep and Service\n\nFood a kitchen throws away has already been paid for, stored, prepped and often cooked. Cutting waste is therefore one of the few changes that lowers food cost, labor and disposal fees at the same time. The approach is always the same: measure it, find which category dominates, fix that first, and keep measuring.\n\n## Measure first with a waste log\n\n…',
     wordCount: 749,
     headings: [
       { depth: 1, text: 'Reduce Food Waste in Prep and Service', id: 'reduce-food-waste-in-prep-and-service' },
@@ -120,7 +127,12 @@ export function resourcesExamples(base: string): Record<string, NamedExample> {
       { rel: 'service-doc', href: `${base}/docs`, type: 'text/html', title: 'API reference' },
       { rel: 'describedby', href: `${base}/llms.txt`, type: 'text/markdown', title: 'Guide index for language models' },
       { rel: 'alternate', href: `${base}/mcp`, type: 'application/json', title: 'MCP server (Streamable HTTP)' },
-      { rel: 'terms-of-service', href: 'https://guides.example.com/terms', type: 'text/html', title: 'Terms of use for the guides and the API' },
+      {
+        rel: 'terms-of-service',
+        href: 'https://guides.example.com/terms',
+        type: 'text/html',
+        title: 'Terms of use for the guides and the API',
+      },
       { rel: 'help', href: 'https://guides.example.com/help', type: 'text/html', title: 'Help and contact for API users' },
       { rel: 'license', href: 'https://creativecommons.org/licenses/by/4.0/', type: 'text/html', title: 'Guides are licensed CC BY 4.0' },
     ],
@@ -145,7 +157,11 @@ export function listGuidesBadRequestExamples(base: string): Record<string, Named
     },
     invalidCursor: {
       summary: 'A cursor that was altered or forged',
-      value: problemBody(base, 'invalid-cursor', 'The cursor is not one this API issued, or it was changed. Pass nextCursor back unchanged.'),
+      value: problemBody(
+        base,
+        'invalid-cursor',
+        'The cursor is not one this API issued, or it was changed. Pass nextCursor back unchanged.',
+      ),
     },
     cursorForAnotherSearch: {
       summary: 'A cursor sent with a different q than the search it came from',

@@ -8,9 +8,7 @@ import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { ListPosition, SearchPosition } from '../../guides/cursor.js';
 import { snippetSpacing } from '../../guides/snippet.js';
-import type {
-  ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink,
-} from '../../guides/guide.js';
+import type { ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink } from '../../guides/guide.js';
 import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { GuideDetailRow, GuideSummaryRow } from '../guide-rows.js';
@@ -107,9 +105,19 @@ const SQL = {
 const UPSERT_BATCH = 250;
 
 /** Node socket errors and SQLSTATE classes that mean "the database cannot be reached or refuses us now". */
-const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+const UNAVAILABLE_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
 const UNAVAILABLE_SQLSTATE = /^(08|28|53|57P|3D000)/;
-const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|connection error/i;
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|connection error/i;
 
 function isUnavailable(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
@@ -184,7 +192,10 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
 
   function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
     if (isClosed) return Promise.reject(new StoreUnavailableError('the PostgreSQL store is closed'));
-    return toUnavailable(pool.query<R>(text, values).then((result) => result.rows), target);
+    return toUnavailable(
+      pool.query<R>(text, values).then((result) => result.rows),
+      target,
+    );
   }
 
   /** Runs `work` in one transaction on one pooled connection; rolls back on any failure. */
@@ -240,7 +251,10 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       for (const migration of POSTGRES_MIGRATIONS) {
         if (migration.version <= current) continue;
         await client.query(migration.sql);
-        await client.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [migration.version, migration.description]);
+        await client.query('INSERT INTO schema_migrations (version, description) VALUES ($1, $2)', [
+          migration.version,
+          migration.description,
+        ]);
       }
       // The cursor key is made here, on the primary, so that instances reading from a replica find it.
       await client.query(SQL.insertMetaIfAbsent, ['cursor_key', randomBytes(32).toString('base64url')]);
@@ -252,8 +266,11 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     const summary = await transaction(async (client) => {
       // One import at a time: each plans against the state the previous one left.
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, IMPORT_LOCK]);
-      const existing = (await client.query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).rows
-        .map((row) => ({ slug: row.slug, status: row.status, contentHash: row.content_hash }));
+      const existing = (await client.query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).rows.map((row) => ({
+        slug: row.slug,
+        status: row.status,
+        contentHash: row.content_hash,
+      }));
       const planner = new ImportPlanner(existing);
       const upserts: { guide: GuideRecord; contentHash: string }[] = [];
       for (const guide of content.guides) {
@@ -291,7 +308,8 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     migrate,
     isEmpty: async () => {
       const rows = await query<{ is_empty: boolean }>(
-        "SELECT NOT EXISTS (SELECT 1 FROM guides) AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'product') AS is_empty");
+        "SELECT NOT EXISTS (SELECT 1 FROM guides) AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'product') AS is_empty",
+      );
       return rows[0]?.is_empty ?? true;
     },
     contentVersion: async () => Number((await readMeta('content_version')) ?? '0'),
@@ -319,7 +337,13 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     searchPublishedGuides: async ({ query: searchQuery, limit, after }): Promise<Page<SearchPosition>> => {
       const { phrases, prefixes } = toSearchParameters(searchQuery);
       const rows = await query<SearchRow>(SQL.search, [
-        phrases, prefixes, limit, after !== undefined, after?.score ?? 0, after?.publishedMs ?? 0, after?.slug.replaceAll('\u0000', '') ?? '',
+        phrases,
+        prefixes,
+        limit,
+        after !== undefined,
+        after?.score ?? 0,
+        after?.publishedMs ?? 0,
+        after?.slug.replaceAll('\u0000', '') ?? '',
       ]);
       const { rows: pageRows, last } = splitPage(rows, limit);
       return {
@@ -329,8 +353,12 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     },
     listPublishedIndex: () => query<GuideIndexEntry>(SQL.index),
     importContent,
-    existingGuides: async () => (await query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing))
-      .map((row) => ({ slug: row.slug, status: row.status, contentHash: row.content_hash })),
+    existingGuides: async () =>
+      (await query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).map((row) => ({
+        slug: row.slug,
+        status: row.status,
+        contentHash: row.content_hash,
+      })),
     cursorKey: async () => {
       // migrate() normally made it. Otherwise two instances may race here: ON CONFLICT DO NOTHING
       // keeps the first key, and both read that one back.

@@ -6,7 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
 import type { ListPosition } from '../../guides/cursor.js';
 import type {
-  ContentSet, GuideDetailData, GuideRecord, GuideStatus, GuideSummaryData, ProductInfo, ResourceLink,
+  ContentSet,
+  GuideDetailData,
+  GuideRecord,
+  GuideStatus,
+  GuideSummaryData,
+  ProductInfo,
+  ResourceLink,
 } from '../../guides/guide.js';
 import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
@@ -156,7 +162,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     try {
       return Promise.resolve(read());
     } catch (error) {
-      if (isUnavailableError(error, db)) return Promise.reject(new StoreUnavailableError('the SQLite database cannot be read', { cause: error }));
+      if (isUnavailableError(error, db))
+        return Promise.reject(new StoreUnavailableError('the SQLite database cannot be read', { cause: error }));
       return Promise.reject(error);
     }
   }
@@ -167,7 +174,9 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
    * the folder, rebuilds the search index and updates the metadata.
    */
   function startImport(): ImportSession {
-    const planner = new ImportPlanner(statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash })));
+    const planner = new ImportPlanner(
+      statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash })),
+    );
     let writes = 0;
     // The folder's published guides. A slug given twice was written twice, the last one winning: index that one only.
     const published = new Map<string, GuideRecord | SearchDoc>();
@@ -282,42 +291,52 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     dialect: 'sqlite',
     migrate: () => guard(migrateNow),
     isEmpty: () => guard(() => statements.anyGuide.get() === undefined && readMeta('product') === undefined),
-    contentVersion: () => guard(() => {
-      const version = Number(readMeta('content_version') ?? '0');
-      // Servers poll this: when an import has changed the content, the search workers load the new
-      // index now rather than at the next search.
-      if (version !== lastVersion) pool?.warm();
-      lastVersion = version;
-      return version;
-    }),
-    getProduct: () => guard(() => {
-      const value = readMeta('product');
-      return value === undefined ? undefined : (JSON.parse(value) as ProductInfo);
-    }),
+    contentVersion: () =>
+      guard(() => {
+        const version = Number(readMeta('content_version') ?? '0');
+        // Servers poll this: when an import has changed the content, the search workers load the new
+        // index now rather than at the next search.
+        if (version !== lastVersion) pool?.warm();
+        lastVersion = version;
+        return version;
+      }),
+    getProduct: () =>
+      guard(() => {
+        const value = readMeta('product');
+        return value === undefined ? undefined : (JSON.parse(value) as ProductInfo);
+      }),
     getResources: () => guard(() => JSON.parse(readMeta('resources') ?? '[]') as ResourceLink[]),
-    getPublishedGuide: (slug) => guard(() => {
-      const row = statements.detail.get(slug);
-      return row ? toDetail(row) : undefined;
-    }),
-    listPublishedGuides: ({ limit, after }) => guard((): Page<ListPosition> => {
-      const rows = after ? statements.nextPage.all({ ms: after.publishedMs, slug: after.slug, limit: limit + 1 }) : statements.firstPage.all(limit + 1);
-      const { rows: pageRows, last } = splitPage(rows, limit);
-      return { items: pageRows.map(toSummary), ...(last ? { next: { publishedMs: last.published_ms, slug: last.slug } } : {}) };
-    }),
+    getPublishedGuide: (slug) =>
+      guard(() => {
+        const row = statements.detail.get(slug);
+        return row ? toDetail(row) : undefined;
+      }),
+    listPublishedGuides: ({ limit, after }) =>
+      guard((): Page<ListPosition> => {
+        const rows = after
+          ? statements.nextPage.all({ ms: after.publishedMs, slug: after.slug, limit: limit + 1 })
+          : statements.firstPage.all(limit + 1);
+        const { rows: pageRows, last } = splitPage(rows, limit);
+        return { items: pageRows.map(toSummary), ...(last ? { next: { publishedMs: last.published_ms, slug: last.slug } } : {}) };
+      }),
     searchPublishedGuides: (options) => {
       if (pool) return pool.search(options);
-      return guard(() => readSnapshot(() => searchPage(inProcessSearch ??= createSqliteSearch(db), options)));
+      return guard(() => readSnapshot(() => searchPage((inProcessSearch ??= createSqliteSearch(db)), options)));
     },
-    ...(pool ? { renderSearchPage: (options, rendering) => pool.render(options, rendering) } satisfies Pick<GuideStore, 'renderSearchPage'> : {}),
+    ...(pool
+      ? ({ renderSearchPage: (options, rendering) => pool.render(options, rendering) } satisfies Pick<GuideStore, 'renderSearchPage'>)
+      : {}),
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),
     importStream: applyImportStream,
     guidePreparation: SQLITE_GUIDE_PREPARATION,
-    existingGuides: () => guard(() => statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }))),
-    cursorKey: () => guard(() => {
-      statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
-      return Buffer.from(readMeta('cursor_key')!, 'base64url');
-    }),
+    existingGuides: () =>
+      guard(() => statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash }))),
+    cursorKey: () =>
+      guard(() => {
+        statements.insertMetaIfAbsent.run('cursor_key', randomBytes(32).toString('base64url'));
+        return Buffer.from(readMeta('cursor_key')!, 'base64url');
+      }),
     ping: () => {
       // Ready means searches are answered too: not before the search workers are up.
       if (pool && !pool.isReady()) return Promise.reject(new StoreUnavailableError('the search workers are starting'));
@@ -351,10 +370,16 @@ interface ImportSession {
  * Rebuilds the search index from the folder's published guides (search documents prepared while
  * reading, or guides analyzed now), in list order: publishedAt desc, slug in byte order.
  */
-function writeSearchIndex(db: Database.Database, published: ReadonlyMap<string, GuideRecord | SearchDoc>, ids: readonly { id: number; slug: string }[]): void {
+function writeSearchIndex(
+  db: Database.Database,
+  published: ReadonlyMap<string, GuideRecord | SearchDoc>,
+  ids: readonly { id: number; slug: string }[],
+): void {
   const idOf = new Map(ids.map((row) => [row.slug, row.id]));
   const entries = [...published].map(([slug, item]) => ({
-    slug, item, publishedMs: 'terms' in item ? item.publishedMs : Date.parse(item.publishedAt as string),
+    slug,
+    item,
+    publishedMs: 'terms' in item ? item.publishedMs : Date.parse(item.publishedAt as string),
   }));
   entries.sort((a, b) => b.publishedMs - a.publishedMs || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
   const builder = new SearchIndexBuilder(db);

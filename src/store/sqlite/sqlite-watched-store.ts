@@ -34,8 +34,15 @@ function identityOf(file: string): string | undefined {
  */
 const SERVING_PAGE_CACHE_KIB = 2048;
 
-export function createWatchedSqliteStore(file: string, options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {}): GuideStore {
-  const storeOptions = { searchWorkers: options.searchWorkers ?? 0, searchPriority: options.searchPriority, pageCacheKib: SERVING_PAGE_CACHE_KIB };
+export function createWatchedSqliteStore(
+  file: string,
+  options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {},
+): GuideStore {
+  const storeOptions = {
+    searchWorkers: options.searchWorkers ?? 0,
+    searchPriority: options.searchPriority,
+    pageCacheKib: SERVING_PAGE_CACHE_KIB,
+  };
   // The first open may create the file: serve migrates and imports into a new database.
   let current: GuideStore | undefined = createSqliteGuideStore(file, storeOptions);
   let identity = identityOf(file);

@@ -37,7 +37,13 @@ describe('HTTP caching', () => {
   });
 
   it('keeps up to RESPONSE_CACHE_MB of responses: none at 0, and the same bytes and tags either way', async () => {
-    const metric = (text: string, name: string): number => Number(text.split('\n').find((line) => line.startsWith(`${name} `))?.slice(name.length + 1));
+    const metric = (text: string, name: string): number =>
+      Number(
+        text
+          .split('\n')
+          .find((line) => line.startsWith(`${name} `))
+          ?.slice(name.length + 1),
+      );
     const none = await buildTestApp({ env: { RESPONSE_CACHE_MB: '0' } });
     try {
       const cached = await t.app.inject({ url: GUIDE });
@@ -204,7 +210,7 @@ describe('the representation cache', () => {
     }
   });
 
-  it('with admission, keeps hardly any of many one-off reads (its filter\'s false positives)', async () => {
+  it("with admission, keeps hardly any of many one-off reads (its filter's false positives)", async () => {
     const { app, cache } = await cachedRoute({ maxEntries: 1000, maxBytes: 100_000_000, admitOnSecondMiss: true });
     try {
       const reads = 5000;

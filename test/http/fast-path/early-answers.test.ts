@@ -28,7 +28,11 @@ const GUIDE = '/api/v1/guides/reduce-food-waste';
 /** Headers made for each request; everything else of an early answer is what Fastify sent. */
 const PER_REQUEST = ['x-request-id', 'ratelimit', 'date', 'connection', 'keep-alive', 'transfer-encoding'];
 
-interface LogLine { msg: string; requestId?: string; [key: string]: unknown }
+interface LogLine {
+  msg: string;
+  requestId?: string;
+  [key: string]: unknown;
+}
 
 interface Harness extends TestApp {
   /** A request into the server's request listener, where the fast path stands in front of Fastify. */
@@ -73,14 +77,23 @@ describe('early answers of cache hits', () => {
 
   it('answers a repeated request before Fastify with the status, headers and bytes Fastify sent', async () => {
     const first = await h.request({ url: '/api/v1/guides?limit=3' });
-    const cursor = (first.json<{ nextCursor: string }>()).nextCursor;
+    const cursor = first.json<{ nextCursor: string }>().nextCursor;
     const search = await h.request({ url: '/api/v1/guides?q=menu&limit=2' });
-    const searchCursor = (search.json<{ nextCursor: string }>()).nextCursor;
+    const searchCursor = search.json<{ nextCursor: string }>().nextCursor;
     expect(cursor).toBeTypeOf('string');
     expect(searchCursor).toBeTypeOf('string');
     const targets = [
-      '/api/v1/product', '/api/v1/resources', '/api/v1/guides', '/api/v1/guides?limit=3', `/api/v1/guides?cursor=${cursor}`,
-      '/api/v1/guides?q=menu', `/api/v1/guides?q=menu&limit=2&cursor=${searchCursor}`, GUIDE, '/openapi.json', '/llms.txt', '/.well-known/api-catalog',
+      '/api/v1/product',
+      '/api/v1/resources',
+      '/api/v1/guides',
+      '/api/v1/guides?limit=3',
+      `/api/v1/guides?cursor=${cursor}`,
+      '/api/v1/guides?q=menu',
+      `/api/v1/guides?q=menu&limit=2&cursor=${searchCursor}`,
+      GUIDE,
+      '/openapi.json',
+      '/llms.txt',
+      '/.well-known/api-catalog',
     ];
     for (const url of targets) {
       // Fastify's answers by status and ETag (one per variant): what early answers must repeat.
@@ -89,7 +102,13 @@ describe('early answers of cache hits', () => {
       const plain = await h.request({ url });
       byFastify.set(keyOf(plain), plain);
       const etag = plain.headers.etag as string;
-      for (const headers of [{}, { 'accept-encoding': 'br' }, { 'accept-encoding': 'gzip, deflate' }, { 'if-none-match': etag }, { 'accept-encoding': 'br', 'if-none-match': `W/${etag}` }]) {
+      for (const headers of [
+        {},
+        { 'accept-encoding': 'br' },
+        { 'accept-encoding': 'gzip, deflate' },
+        { 'if-none-match': etag },
+        { 'accept-encoding': 'br', 'if-none-match': `W/${etag}` },
+      ]) {
         const label = `${url} ${JSON.stringify(headers)}`;
         const before = await h.early();
         const first = await h.request({ url, headers });
@@ -117,7 +136,15 @@ describe('early answers of cache hits', () => {
     await h.request({ url: '/problems/not-found', headers: { accept: 'application/json' } });
     const before = await h.early();
     expect((await h.request({ method: 'HEAD', url: GUIDE })).statusCode).toBe(200);
-    expect((await h.request({ method: 'OPTIONS', url: GUIDE, headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })).statusCode).toBe(204);
+    expect(
+      (
+        await h.request({
+          method: 'OPTIONS',
+          url: GUIDE,
+          headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+        })
+      ).statusCode,
+    ).toBe(204);
     expect((await h.request({ method: 'GET', url: GUIDE, payload: 'x', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(200);
     // The problem pages depend on Accept, so the URL alone never finds them.
     const html = await h.request({ url: '/problems/not-found' });
@@ -132,7 +159,14 @@ describe('early answers of cache hits', () => {
   it('never answers an unknown target, an error or another spelling of a known one before Fastify', async () => {
     await h.request({ url: GUIDE });
     const before = await h.early();
-    for (const url of [`${GUIDE}/`, `${GUIDE}?x=1`, '/api/v1/guides/no-such-guide', '/api/v1/guides/no-such-guide', '/api/v1/guides?limit=0', '/api/v1/guides?limit=0']) {
+    for (const url of [
+      `${GUIDE}/`,
+      `${GUIDE}?x=1`,
+      '/api/v1/guides/no-such-guide',
+      '/api/v1/guides/no-such-guide',
+      '/api/v1/guides?limit=0',
+      '/api/v1/guides?limit=0',
+    ]) {
       expect((await h.request({ url })).statusCode, url).not.toBe(200);
     }
     expect(await h.early()).toBe(before);
@@ -155,7 +189,15 @@ describe('early answers of cache hits', () => {
   it('logs an early answer as Fastify logs a request, and counts it in /metrics', async () => {
     const metric = async (): Promise<number> => {
       const text = (await h.request({ url: '/metrics' })).body;
-      const line = text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('route="/api/v1/guides/:slug"') && l.includes('status_code="200"') && l.includes('method="GET"'));
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('http_requests_total{') &&
+            l.includes('route="/api/v1/guides/:slug"') &&
+            l.includes('status_code="200"') &&
+            l.includes('method="GET"'),
+        );
       return Number(line?.split(' ').at(-1) ?? 0);
     };
     const hits = async (): Promise<number> => {
@@ -243,7 +285,10 @@ describe('early answers on a real socket', () => {
   });
   afterAll(() => h.close());
 
-  const get = (url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
+  const get = (
+    url: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
     new Promise((resolve, reject) => {
       const req = httpRequest(`${base}${url}`, { headers }, (res) => {
         const chunks: Buffer[] = [];
@@ -325,7 +370,9 @@ describe('early answers while the server closes', () => {
     await t.close();
     rmSync(dir, { recursive: true, force: true });
 
-    const answers = received.split(/(?=HTTP\/1\.1 )/).map((text) => ({ status: text.slice(9, 12), head: text.slice(0, text.indexOf('\r\n\r\n')).toLowerCase() }));
+    const answers = received
+      .split(/(?=HTTP\/1\.1 )/)
+      .map((text) => ({ status: text.slice(9, 12), head: text.slice(0, text.indexOf('\r\n\r\n')).toLowerCase() }));
     expect(answers.map((a) => a.status)).toEqual(['200', '200']);
     // Fastify's answer to the product while closing: it tells the client to go, which an early
     // answer (the headers learned while the server ran) would not.
@@ -338,7 +385,10 @@ describe('early answers while content changes under a cursor', () => {
   it('answers a cursor page learned before an import from the new content', async () => {
     const h = await harness();
     try {
-      const content = makeContent([makeGuide({ slug: 'first', publishedAt: '2026-01-03T00:00:00Z' }), makeGuide({ slug: 'second', publishedAt: '2026-01-02T00:00:00Z' })]);
+      const content = makeContent([
+        makeGuide({ slug: 'first', publishedAt: '2026-01-03T00:00:00Z' }),
+        makeGuide({ slug: 'second', publishedAt: '2026-01-02T00:00:00Z' }),
+      ]);
       await h.importContent(content);
       const url = '/api/v1/guides?limit=1';
       const page = await h.request({ url });

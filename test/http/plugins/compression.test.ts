@@ -35,7 +35,7 @@ describe('negotiateContentCoding', () => {
 });
 
 describe('brotliWindowBits', () => {
-  it('fits the window to the body, between brotli\'s smallest and its default', () => {
+  it("fits the window to the body, between brotli's smallest and its default", () => {
     expect([100, 1008, 1009, 6000, 16 * 1024, 1.6e6, 64e6].map(brotliWindowBits)).toEqual([10, 10, 11, 13, 15, 21, 22]);
   });
 });
@@ -73,7 +73,11 @@ describe('response compression', () => {
     expect(Buffer.byteLength(identity.body)).toBeGreaterThan(1024);
   });
 
-  it.each([['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'br']])('compresses a guide once for Accept-Encoding: %s', async (accept, coding) => {
+  it.each([
+    ['gzip', 'gzip'],
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+  ])('compresses a guide once for Accept-Encoding: %s', async (accept, coding) => {
     const res = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': accept } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-encoding']).toBe(coding);
@@ -97,7 +101,7 @@ describe('response compression', () => {
     expect(compressions).toContain('guides_compressions_total{coding="br"} 1');
   });
 
-  it('answers If-None-Match with any coding\'s tag of the current content with a 304 carrying this request\'s tag', async () => {
+  it("answers If-None-Match with any coding's tag of the current content with a 304 carrying this request's tag", async () => {
     const gzipTag = `${identity.etag.slice(0, -1)}-gzip"`;
     const asGzip = await t.app.inject({ url: GUIDE, headers: { 'accept-encoding': 'gzip', 'if-none-match': identity.etag } });
     expect(asGzip.statusCode).toBe(304);
@@ -155,7 +159,9 @@ describe('response compression', () => {
   it('compresses misses of every size, small ones in place and large ones on the thread pool, to bytes that decode to the page', async () => {
     // 60 guides with long summaries: a page of 50 is well over 16 KB, a page of 3 a few KB.
     const summary = 'A long summary about stock rotation, prep lists and walk-in order. '.repeat(6);
-    const big = await buildTestApp({ content: makeContent(Array.from({ length: 60 }, (_, i) => makeGuide({ slug: `guide-${i}`, summary }))) });
+    const big = await buildTestApp({
+      content: makeContent(Array.from({ length: 60 }, (_, i) => makeGuide({ slug: `guide-${i}`, summary }))),
+    });
     try {
       for (const limit of [3, 50]) {
         const plain = await big.app.inject({ url: `/api/v1/guides?limit=${limit}` });

@@ -21,8 +21,15 @@ import { checkAndCount } from '../../helpers/contract.js';
 import { freePort } from '../../helpers/redis-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const ARTIFACTS = path.resolve(import.meta.dirname, '..', '..', '..', 'test-artifacts');
 const SCREENSHOT = path.join(ARTIFACTS, 'docs.png');
 const PREFIX = '/guides-api';
@@ -39,9 +46,10 @@ if (!hasChromium) {
   if (process.env.CI === 'true') {
     throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium (see .ci/run) to run the /docs browser test`);
   }
-  console.warn(`\n!!! SKIPPING the /docs browser test: ${CHROMIUM} is missing. Install it with: apt-get update && apt-get install -y chromium\n`);
+  console.warn(
+    `\n!!! SKIPPING the /docs browser test: ${CHROMIUM} is missing. Install it with: apt-get update && apt-get install -y chromium\n`,
+  );
 }
-
 
 /** How many operations the document has: Swagger UI draws one block for each. */
 function operationCount(document: unknown): number {
@@ -67,11 +75,13 @@ async function startPrefixProxy(prefix: string, targetPort: number): Promise<Pre
       res.writeHead(404).end();
       return;
     }
-    const upstream = httpRequest({ host: '127.0.0.1', port: targetPort, method: req.method, path: url.slice(prefix.length) || '/', headers: req.headers },
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: targetPort, method: req.method, path: url.slice(prefix.length) || '/', headers: req.headers },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
-      });
+      },
+    );
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
   });
@@ -144,7 +154,9 @@ describe.skipIf(!hasChromium)('/docs in headless Chromium', () => {
     const status = list.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor({ state: 'visible', timeout: 10_000 });
     await expect(status.textContent()).resolves.toMatch(/^\s*200/);
-    await expect(list.locator('.live-responses-table .response .response-col_description').first().textContent()).resolves.toContain('nextCursor');
+    await expect(list.locator('.live-responses-table .response .response-col_description').first().textContent()).resolves.toContain(
+      'nextCursor',
+    );
 
     // The live answer, as the browser got it over the socket, holds to the document too.
     // Playwright hands over the body already decompressed, so the encoding header goes.
@@ -215,8 +227,13 @@ describe.skipIf(!hasChromium)('/docs in headless Chromium behind a proxy serving
       await block.waitFor({ state: 'visible', timeout: 15_000 });
       await expect(block.locator('.opblock-summary-path').getAttribute('data-path')).resolves.toBe(operation.path);
     }
-    expect(fetched).toEqual(expect.arrayContaining([`${base}/docs/static/swagger-ui-bundle.js`, `${base}/docs/static/swagger-initializer.js`,
-      `${base}/openapi.json`]));
+    expect(fetched).toEqual(
+      expect.arrayContaining([
+        `${base}/docs/static/swagger-ui-bundle.js`,
+        `${base}/docs/static/swagger-initializer.js`,
+        `${base}/openapi.json`,
+      ]),
+    );
 
     // The Schemas section lists the document's named schemas, each as a model of its own.
     const models = page.locator('section.models');
@@ -240,10 +257,18 @@ describe.skipIf(!hasChromium)('/docs in headless Chromium behind a proxy serving
     const status = list.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor({ state: 'visible', timeout: 10_000 });
     await expect(status.textContent()).resolves.toMatch(/^\s*200/);
-    await expect(list.locator('.live-responses-table .response .response-col_description').first().textContent()).resolves.toContain(`${base}/api/v1/guides/`);
+    await expect(list.locator('.live-responses-table .response .response-col_description').first().textContent()).resolves.toContain(
+      `${base}/api/v1/guides/`,
+    );
     const headers = await live.allHeaders();
     delete headers['content-encoding'];
-    checkAndCount(t.app.swagger(), { method: 'GET', url: live.url().slice(base.length), statusCode: live.status(), headers, rawBody: await live.body() });
+    checkAndCount(t.app.swagger(), {
+      method: 'GET',
+      url: live.url().slice(base.length),
+      statusCode: live.status(),
+      headers,
+      rawBody: await live.body(),
+    });
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-prefix.png'), fullPage: true });

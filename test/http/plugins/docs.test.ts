@@ -34,7 +34,9 @@ describe('/docs', () => {
       expect(res.statusCode, asset).toBe(200);
       expect(res.rawPayload.length, asset).toBeGreaterThan(100);
     }
-    expect(assets).toEqual(expect.arrayContaining(['/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-ui.css', '/docs/static/swagger-initializer.js']));
+    expect(assets).toEqual(
+      expect.arrayContaining(['/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-ui.css', '/docs/static/swagger-initializer.js']),
+    );
     const bundle = await t.app.inject({ url: '/docs/static/swagger-ui-bundle.js' });
     expect(bundle.headers['content-type']).toMatch(/^application\/javascript/);
   });
@@ -53,7 +55,7 @@ describe('/docs', () => {
     expect(yaml.headers['content-type']).toBe('application/problem+json; charset=utf-8');
   });
 
-  it('keeps its policy to /docs: API responses do not get the page\'s CSP', async () => {
+  it("keeps its policy to /docs: API responses do not get the page's CSP", async () => {
     const res = await t.app.inject({ url: '/api/v1/product' });
     expect(res.headers['content-security-policy']).not.toBe(docsContentSecurityPolicy(t.config));
   });
@@ -69,7 +71,9 @@ describe('/docs under the path prefix of PUBLIC_BASE_URL', () => {
   it('links its assets under the prefix, where a proxy that strips it sends them back to /docs/static', async () => {
     const page = (await t.app.inject({ url: '/docs' })).body;
     const assets = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
-    expect(assets).toEqual(expect.arrayContaining(['/guides-api/docs/static/swagger-ui-bundle.js', '/guides-api/docs/static/swagger-initializer.js']));
+    expect(assets).toEqual(
+      expect.arrayContaining(['/guides-api/docs/static/swagger-ui-bundle.js', '/guides-api/docs/static/swagger-initializer.js']),
+    );
     for (const asset of assets) {
       expect(asset, asset).toMatch(/^\/guides-api\/docs\/static\/[\w.-]+$/);
       const res = await t.app.inject({ url: asset.slice('/guides-api'.length) });
@@ -82,6 +86,8 @@ describe('/docs under the path prefix of PUBLIC_BASE_URL', () => {
   it('reads the document from {base}/openapi.json', async () => {
     const redirect = await t.app.inject({ url: '/docs/json' });
     expect(redirect.statusCode).toBe(302);
-    expect(new URL(String(redirect.headers.location), 'https://example.com/guides-api/docs/json').href).toBe('https://example.com/guides-api/openapi.json');
+    expect(new URL(String(redirect.headers.location), 'https://example.com/guides-api/docs/json').href).toBe(
+      'https://example.com/guides-api/openapi.json',
+    );
   });
 });

@@ -9,7 +9,12 @@ import { API_CONTENT_SECURITY_POLICY } from '../../../src/http/plugins/hardening
 import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
-interface RawResponse { status: number; headers: Record<string, string>; body: string; closed: boolean }
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  closed: boolean;
+}
 
 /** Writes `chunks` to a fresh connection (with `gapMs` between them) and reads until the server closes it. */
 function rawExchange(port: number, chunks: string[], gapMs = 0): Promise<RawResponse> {
@@ -29,10 +34,12 @@ function rawExchange(port: number, chunks: string[], gapMs = 0): Promise<RawResp
       clearTimeout(timer);
       const [head = '', ...rest] = received.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => {
-        const colon = line.indexOf(':');
-        return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-      }));
+      const headers = Object.fromEntries(
+        lines.map((line) => {
+          const colon = line.indexOf(':');
+          return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+        }),
+      );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n'), closed: true });
     });
     let i = 0;
@@ -60,7 +67,9 @@ describe('security headers and the URL cap', () => {
     for (const res of [ok, notModified, problem]) {
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['referrer-policy']).toBe('no-referrer');
-      expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+      expect(res.headers['content-security-policy']).toBe(
+        "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      );
       expect(res.headers['strict-transport-security']).toBe('max-age=31536000');
     }
     expect([ok.statusCode, notModified.statusCode, problem.statusCode]).toEqual([200, 304, 404]);
@@ -107,7 +116,9 @@ describe('connection-level limits on a real socket', () => {
   let t: TestApp;
   let port: number;
   beforeAll(async () => {
-    t = await buildTestApp({ env: { MAX_HEADER_BYTES: '4096', MAX_URL_LENGTH: '1024', HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' } });
+    t = await buildTestApp({
+      env: { MAX_HEADER_BYTES: '4096', MAX_URL_LENGTH: '1024', HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as { port: number }).port;
   });
@@ -185,19 +196,20 @@ describe('connection-level limits on a real socket', () => {
   // Found by the raw-socket fuzzer (test/fuzz/http-fuzz.test.ts): `HEAD /api/v1/guides?q=0` with
   // `Connection: close`, sent and half-closed at once, was never answered.
   it('answers a client that half-closes its connection right after the request, also when the answer takes a while', async () => {
-    const halfClosed = (request: string): Promise<{ status: number; head: string; bytes: number }> => new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const received = Buffer.concat(chunks);
-        const head = received.subarray(0, Math.max(0, received.indexOf('\r\n\r\n'))).toString('latin1');
-        resolve({ status: Number(head.split(' ')[1]), head, bytes: received.length - head.length - 4 });
+    const halfClosed = (request: string): Promise<{ status: number; head: string; bytes: number }> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const received = Buffer.concat(chunks);
+          const head = received.subarray(0, Math.max(0, received.indexOf('\r\n\r\n'))).toString('latin1');
+          resolve({ status: Number(head.split(' ')[1]), head, bytes: received.length - head.length - 4 });
+        });
+        // The request and the FIN together, as `nc -q`, some scripts and the fuzzer send them.
+        socket.end(request);
       });
-      // The request and the FIN together, as `nc -q`, some scripts and the fuzzer send them.
-      socket.end(request);
-    });
     // Uncached pages: each answered after a turn of the event loop or more (the second one is
     // compressed on zlib's thread pool).
     const head = await halfClosed('HEAD /api/v1/guides?q=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');

@@ -20,9 +20,13 @@ function appWith(serializers: LazySerializers): FastifyInstance {
   serializers.compileAfterListen(app);
   app.addSchema({ $id: 'Item', ...Item });
   for (const n of [1, 2, 3]) {
-    app.get(`/items/${n}`, {
-      schema: { response: { 200: { $ref: 'Item#' }, 404: { type: 'object', properties: { missing: { type: 'integer' } } } } },
-    }, async () => ({ id: n, name: `item ${n}`, secret: 'never sent' }));
+    app.get(
+      `/items/${n}`,
+      {
+        schema: { response: { 200: { $ref: 'Item#' }, 404: { type: 'object', properties: { missing: { type: 'integer' } } } } },
+      },
+      async () => ({ id: n, name: `item ${n}`, secret: 'never sent' }),
+    );
   }
   return app;
 }
@@ -34,7 +38,7 @@ describe('lazy response serializers', () => {
     app = undefined;
   });
 
-  it('compiles none before the server listens, and a route\'s on its first answer, with the route\'s schema', async () => {
+  it("compiles none before the server listens, and a route's on its first answer, with the route's schema", async () => {
     const serializers = createLazySerializers();
     app = appWith(serializers);
     await app.ready();
@@ -68,7 +72,10 @@ describe('lazy response serializers', () => {
     const serializers = createLazySerializers();
     const lines: { level: number; msg: string }[] = [];
     const stream = { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) };
-    app = Fastify({ logger: { level: 'error', stream }, schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } } });
+    app = Fastify({
+      logger: { level: 'error', stream },
+      schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
+    });
     serializers.compileAfterListen(app);
     app.get('/broken', { schema: { response: { 200: { $ref: 'Nowhere#' } } } }, async () => ({ id: 1 }));
     app.get('/fine', { schema: { response: { 200: Item } } }, async () => ({ id: 1, name: 'one', secret: 'no' }));
@@ -80,4 +87,3 @@ describe('lazy response serializers', () => {
     expect((await app.inject('/fine')).body).toBe('{"id":1,"name":"one"}');
   });
 });
-

@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
-interface RawResponse { status: number; headers: Record<string, string>; body: string; ms: number }
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  ms: number;
+}
 
 /**
  * Writes `request` to a fresh connection and reads the first response (by its Content-Length);
@@ -38,10 +43,12 @@ function exchange(port: number, request: string | Buffer, interim: number[] = []
           received = received.subarray(end + 4);
           continue;
         }
-        const headers = Object.fromEntries(lines.map((line) => {
-          const colon = line.indexOf(':');
-          return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-        }));
+        const headers = Object.fromEntries(
+          lines.map((line) => {
+            const colon = line.indexOf(':');
+            return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+          }),
+        );
         const body = received.subarray(end + 4);
         if (body.length < Number(headers['content-length'] ?? 0)) return;
         clearTimeout(timer);
@@ -73,14 +80,35 @@ describe('the method decides before the body', () => {
 
   const requests: [string, string | Buffer][] = [
     ['POST with broken JSON', 'POST /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n{x}'],
-    ['POST with __proto__ in JSON', 'POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 27\r\n\r\n{"__proto__":{"a":1},"b":2}'],
-    ['POST with an unknown Content-Type', 'POST /api/v1/guides/reduce-food-waste HTTP/1.1\r\nHost: x\r\nContent-Type: foo/bar\r\nContent-Length: 3\r\n\r\nabc'],
-    ['PUT with a 2 MB body', Buffer.concat([Buffer.from('PUT /api/v1/resources HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n'), Buffer.alloc(2_000_000, 0x61)])],
-    ['QUERY with a Content-Type', 'QUERY /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    [
+      'POST with __proto__ in JSON',
+      'POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 27\r\n\r\n{"__proto__":{"a":1},"b":2}',
+    ],
+    [
+      'POST with an unknown Content-Type',
+      'POST /api/v1/guides/reduce-food-waste HTTP/1.1\r\nHost: x\r\nContent-Type: foo/bar\r\nContent-Length: 3\r\n\r\nabc',
+    ],
+    [
+      'PUT with a 2 MB body',
+      Buffer.concat([
+        Buffer.from('PUT /api/v1/resources HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n'),
+        Buffer.alloc(2_000_000, 0x61),
+      ]),
+    ],
+    [
+      'QUERY with a Content-Type',
+      'QUERY /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    ],
     ['QUERY without a Content-Type', 'QUERY /api/v1/guides HTTP/1.1\r\nHost: x\r\n\r\n'],
     ['QUERY with a body but no Content-Type', 'QUERY /openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello'],
-    ['DELETE with chunked broken JSON', 'DELETE /nowhere HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{x}\r\n0\r\n\r\n'],
-    ['PATCH with a urlencoded body', 'PATCH /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b'],
+    [
+      'DELETE with chunked broken JSON',
+      'DELETE /nowhere HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{x}\r\n0\r\n\r\n',
+    ],
+    [
+      'PATCH with a urlencoded body',
+      'PATCH /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 3\r\n\r\na=b',
+    ],
   ];
 
   it.each(requests)('answers %s with 405 and Allow', async (_name, request) => {
@@ -95,7 +123,11 @@ describe('the method decides before the body', () => {
 
   it('answers a POST with Expect: 100-continue with its final 405 at once, without asking for the body', async () => {
     const interim: number[] = [];
-    const res = await exchange(port, 'POST /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n', interim);
+    const res = await exchange(
+      port,
+      'POST /api/v1/guides HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n',
+      interim,
+    );
     expect(interim).toEqual([]);
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
@@ -105,21 +137,31 @@ describe('the method decides before the body', () => {
 
   it('still sends 100 Continue to an allowed method that asks for it', async () => {
     const interim: number[] = [];
-    const res = await exchange(port, 'GET /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n', interim);
+    const res = await exchange(
+      port,
+      'GET /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n',
+      interim,
+    );
     expect(interim).toEqual([100]);
     expect(res.status).toBe(200);
   });
 
-  it.each(['FOO', 'get', 'BREW'])('answers a method Node\'s parser does not know (%s) with the 405 problem and Allow, not a bare 400', async (method) => {
-    const res = await exchange(port, `${method} /api/v1/guides?q=x HTTP/1.1\r\nHost: x\r\n\r\n`);
-    expect(res.status).toBe(405);
-    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
-    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(JSON.parse(res.body)).toEqual(readOnlyProblem);
-  });
+  it.each(['FOO', 'get', 'BREW'])(
+    "answers a method Node's parser does not know (%s) with the 405 problem and Allow, not a bare 400",
+    async (method) => {
+      const res = await exchange(port, `${method} /api/v1/guides?q=x HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(JSON.parse(res.body)).toEqual(readOnlyProblem);
+    },
+  );
 
   it('serves the next request on a connection whose refused body it did not parse', async () => {
-    const res = await exchange(port, 'POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n{x}');
+    const res = await exchange(
+      port,
+      'POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n{x}',
+    );
     expect(res.status).toBe(405);
     const both = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1');
@@ -130,7 +172,9 @@ describe('the method decides before the body', () => {
         if (text.includes('"name":"Restaurant Guides"')) socket.destroy();
       });
       socket.on('close', () => resolve(text));
-      socket.write('POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n{x}GET /api/v1/product HTTP/1.1\r\nHost: x\r\n\r\n');
+      socket.write(
+        'POST /api/v1/product HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n{x}GET /api/v1/product HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
     });
     expect(both).toMatch(/^HTTP\/1\.1 405 [\s\S]*HTTP\/1\.1 200 /);
   });

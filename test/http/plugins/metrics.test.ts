@@ -3,12 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
-interface Sample { name: string; labels: Record<string, string>; value: number }
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
 
 const METRIC_NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"';
 // Values are what Go's strconv.ParseFloat accepts (Prometheus parses with it): NaN in any case, ±Inf.
-const SAMPLE_LINE = new RegExp(`^(${METRIC_NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*)?\\})? (-?\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?|[Nn]a[Nn]|[+-]Inf)$`);
+const SAMPLE_LINE = new RegExp(
+  `^(${METRIC_NAME})(?:\\{((?:${LABEL})(?:,${LABEL})*)?\\})? (-?\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?|[Nn]a[Nn]|[+-]Inf)$`,
+);
 const HELP_LINE = new RegExp(`^# HELP (${METRIC_NAME}) .*$`);
 const TYPE_LINE = new RegExp(`^# TYPE (${METRIC_NAME}) (counter|gauge|histogram|summary|untyped)$`);
 
@@ -29,8 +35,14 @@ function parseExposition(text: string): { samples: Sample[]; types: Map<string, 
     }
     const sample = SAMPLE_LINE.exec(line);
     if (!sample) throw new Error(`not a Prometheus exposition line: ${JSON.stringify(line)}`);
-    const labels = Object.fromEntries([...(sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-    samples.push({ name: sample[1]!, labels, value: /^[Nn]a[Nn]$/.test(sample[3]!) ? NaN : sample[3] === '+Inf' ? Infinity : sample[3] === '-Inf' ? -Infinity : Number(sample[3]) });
+    const labels = Object.fromEntries(
+      [...(sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
+    samples.push({
+      name: sample[1]!,
+      labels,
+      value: /^[Nn]a[Nn]$/.test(sample[3]!) ? NaN : sample[3] === '+Inf' ? Infinity : sample[3] === '-Inf' ? -Infinity : Number(sample[3]),
+    });
   }
   return { samples, types };
 }
@@ -82,7 +94,12 @@ describe('GET /metrics', () => {
     for (const name of ['guides_rate_limited_total', 'guides_rate_limit_store_errors_total', 'guides_load_shed_total']) {
       expect(value(samples, name), name).toBe(0);
     }
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ]) {
       expect(value(samples, name), name).toBeGreaterThanOrEqual(0);
     }
   });

@@ -13,14 +13,38 @@ import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 
-interface Example { summary: string; value: unknown }
-interface MediaType { schema: { $ref?: string } & Record<string, unknown>; examples?: Record<string, Example> }
-interface Header { schema: Record<string, unknown>; description?: string }
-interface Response { description: string; headers?: Record<string, Header>; content?: Record<string, MediaType> }
-interface Parameter { name: string; in: string; required: boolean; description?: string; schema: Record<string, unknown>; example?: unknown }
+interface Example {
+  summary: string;
+  value: unknown;
+}
+interface MediaType {
+  schema: { $ref?: string } & Record<string, unknown>;
+  examples?: Record<string, Example>;
+}
+interface Header {
+  schema: Record<string, unknown>;
+  description?: string;
+}
+interface Response {
+  description: string;
+  headers?: Record<string, Header>;
+  content?: Record<string, MediaType>;
+}
+interface Parameter {
+  name: string;
+  in: string;
+  required: boolean;
+  description?: string;
+  schema: Record<string, unknown>;
+  example?: unknown;
+}
 interface Operation {
-  operationId: string; summary: string; description: string; tags: string[];
-  parameters?: Parameter[]; responses: Record<string, Response>;
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  parameters?: Parameter[];
+  responses: Record<string, Response>;
 }
 interface Document {
   openapi: string;
@@ -101,9 +125,15 @@ describe('/openapi.json', () => {
 
     for (const id of ['getGuide', 'getGuideMarkdown'] as const) {
       const [slug] = operation(id).parameters ?? [];
-      expect(slug).toMatchObject({ name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: 100 } });
+      expect(slug).toMatchObject({
+        name: 'slug',
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: 100 },
+      });
     }
-    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const) expect(operation(id).parameters, id).toBeUndefined();
+    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const)
+      expect(operation(id).parameters, id).toBeUndefined();
   });
 
   it('declares every response the API can give, 404 where something is looked up', () => {
@@ -117,10 +147,12 @@ describe('/openapi.json', () => {
   });
 
   it('declares the headers of each response: validators, caching, Link, rate limits, Retry-After, Allow', () => {
-    const names = (id: keyof typeof OPERATIONS, status: string): string[] => Object.keys(operation(id).responses[status]!.headers ?? {}).sort();
+    const names = (id: keyof typeof OPERATIONS, status: string): string[] =>
+      Object.keys(operation(id).responses[status]!.headers ?? {}).sort();
     const everyResponse = ['RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
     const cacheable = ['Cache-Control', 'ETag', 'Vary', ...everyResponse];
-    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const) expect(names(id, '200'), id).toEqual([...cacheable].sort());
+    for (const id of ['getRoot', 'getProduct', 'listResources', 'getLlmsFullTxt'] as const)
+      expect(names(id, '200'), id).toEqual([...cacheable].sort());
     expect(names('listGuides', '200')).toEqual([...cacheable, 'Link'].sort());
     for (const id of LOOKUPS as (keyof typeof OPERATIONS)[]) {
       expect(names(id, '200'), id).toEqual([...cacheable, 'Last-Modified', 'Link', 'X-Markdown-Tokens'].sort());
@@ -148,7 +180,14 @@ describe('/openapi.json', () => {
       required: ['type', 'title', 'status', 'detail'],
       additionalProperties: false,
     });
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['GuideDetail', 'GuideList', 'GuideSummary', 'Problem', 'Product', 'ResourceLinks']);
+    expect(Object.keys(doc.components.schemas).sort()).toEqual([
+      'GuideDetail',
+      'GuideList',
+      'GuideSummary',
+      'Problem',
+      'Product',
+      'ResourceLinks',
+    ]);
     for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
       for (const [status, response] of Object.entries(operation(id).responses)) {
         if (Number(status) < 400) continue;
@@ -164,7 +203,9 @@ describe('/openapi.json', () => {
     expect(bodyOf('getGuide')).toEqual({ $ref: '#/components/schemas/GuideDetail' });
     expect(bodyOf('getProduct')).toEqual({ $ref: '#/components/schemas/Product' });
     expect(bodyOf('listResources')).toEqual({ $ref: '#/components/schemas/ResourceLinks' });
-    expect(doc.components.schemas.GuideList).toMatchObject({ properties: { items: { type: 'array', items: { $ref: '#/components/schemas/GuideSummary' } } } });
+    expect(doc.components.schemas.GuideList).toMatchObject({
+      properties: { items: { type: 'array', items: { $ref: '#/components/schemas/GuideSummary' } } },
+    });
     for (const [name, schema] of Object.entries(doc.components.schemas)) expect(schema.title, name).toBe(name);
   });
 
@@ -176,8 +217,20 @@ describe('/openapi.json', () => {
     const schema = doc.components.schemas.GuideDetail as { properties: Record<string, unknown>; additionalProperties: boolean };
     expect(schema.additionalProperties).toBe(false);
     expect(Object.keys(schema.properties)).toEqual([
-      'slug', 'title', 'summary', 'tags', 'language', 'publishedAt', 'updatedAt', 'readingTimeMinutes', 'url',
-      'markdown', 'wordCount', 'headings', 'author', 'canonicalUrl',
+      'slug',
+      'title',
+      'summary',
+      'tags',
+      'language',
+      'publishedAt',
+      'updatedAt',
+      'readingTimeMinutes',
+      'url',
+      'markdown',
+      'wordCount',
+      'headings',
+      'author',
+      'canonicalUrl',
     ]);
   });
 
@@ -191,13 +244,17 @@ describe('/openapi.json', () => {
           expect(examples.length, `${id} ${status}`).toBeGreaterThan(0);
           for (const [name, example] of examples) {
             expect(example.summary, `${id} ${status} ${name}`).toBeTruthy();
-            expect(() => checkResponse(doc, {
-              method: 'GET',
-              url: template.replace('{slug}', 'reduce-food-waste'),
-              statusCode: Number(status),
-              headers: { 'content-type': mediaType },
-              rawBody: Buffer.from(JSON.stringify(example.value)),
-            }), `${id} ${status} ${name}`).not.toThrow();
+            expect(
+              () =>
+                checkResponse(doc, {
+                  method: 'GET',
+                  url: template.replace('{slug}', 'reduce-food-waste'),
+                  statusCode: Number(status),
+                  headers: { 'content-type': mediaType },
+                  rawBody: Buffer.from(JSON.stringify(example.value)),
+                }),
+              `${id} ${status} ${name}`,
+            ).not.toThrow();
             checked += 1;
           }
         }
@@ -207,9 +264,14 @@ describe('/openapi.json', () => {
   });
 
   it('takes its examples from what the API answers for the sample content', async () => {
-    const example = (id: keyof typeof OPERATIONS, status: string, name: string, mediaType = Number(status) < 400 ? 'application/json' : 'application/problem+json'): Example['value'] =>
-      operation(id).responses[status]!.content![mediaType]!.examples![name]!.value;
-    const answer = async (url: string, method: 'GET' | 'POST' = 'GET') => (await t.app.inject({ method, url })).json<Record<string, unknown>>();
+    const example = (
+      id: keyof typeof OPERATIONS,
+      status: string,
+      name: string,
+      mediaType = Number(status) < 400 ? 'application/json' : 'application/problem+json',
+    ): Example['value'] => operation(id).responses[status]!.content![mediaType]!.examples![name]!.value;
+    const answer = async (url: string, method: 'GET' | 'POST' = 'GET') =>
+      (await t.app.inject({ method, url })).json<Record<string, unknown>>();
     const withoutCursor = ({ nextCursor, ...rest }: Record<string, unknown>) => {
       expect(typeof nextCursor).toBe('string');
       return rest;
@@ -218,7 +280,9 @@ describe('/openapi.json', () => {
     expect(example('getRoot', '200', 'sample')).toEqual(await answer('/'));
     expect(example('getProduct', '200', 'sample')).toEqual(await answer('/api/v1/product'));
     expect(example('listResources', '200', 'sample')).toEqual(await answer('/api/v1/resources'));
-    expect(withoutCursor(example('listGuides', '200', 'newest') as Record<string, unknown>)).toEqual(withoutCursor(await answer('/api/v1/guides?limit=2')));
+    expect(withoutCursor(example('listGuides', '200', 'newest') as Record<string, unknown>)).toEqual(
+      withoutCursor(await answer('/api/v1/guides?limit=2')),
+    );
     // Snippets are still being tuned by the search work: the example must mark the terms as the real one does.
     const snippetless = (page: Record<string, unknown>) => {
       const items = (page.items as Array<Record<string, unknown>>).map(({ snippet, ...item }) => {
@@ -228,8 +292,9 @@ describe('/openapi.json', () => {
       });
       return { ...page, items };
     };
-    expect(snippetless(withoutCursor(example('listGuides', '200', 'search') as Record<string, unknown>)))
-      .toEqual(snippetless(withoutCursor(await answer('/api/v1/guides?q=food%20waste&limit=1'))));
+    expect(snippetless(withoutCursor(example('listGuides', '200', 'search') as Record<string, unknown>))).toEqual(
+      snippetless(withoutCursor(await answer('/api/v1/guides?q=food%20waste&limit=1'))),
+    );
 
     // The guide example shortens the Markdown and the headings; the rest is the real answer.
     const guide = await answer('/api/v1/guides/reduce-food-waste');
@@ -248,7 +313,9 @@ describe('/openapi.json', () => {
     expect(example('listGuides', '400', 'unknownParameter')).toEqual(await answer('/api/v1/guides?sort=title'));
     expect(example('listGuides', '400', 'invalidCursor')).toEqual(await answer('/api/v1/guides?cursor=not-a-cursor'));
     const { nextCursor } = await answer('/api/v1/guides?q=kitchen&limit=1');
-    expect(example('listGuides', '400', 'cursorForAnotherSearch')).toEqual(await answer(`/api/v1/guides?q=menu&cursor=${String(nextCursor)}`));
+    expect(example('listGuides', '400', 'cursorForAnotherSearch')).toEqual(
+      await answer(`/api/v1/guides?q=menu&cursor=${String(nextCursor)}`),
+    );
     expect(example('getGuide', '404', 'notFound')).toEqual(await answer('/api/v1/guides/no-such-guide'));
     for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
       expect(example(id, '405', 'methodNotAllowed')).toEqual(await answer(OPERATIONS[id].replace('{slug}', 'reduce-food-waste'), 'POST'));
@@ -271,7 +338,7 @@ describe('/openapi.json', () => {
     expect(result.warnings).toEqual([]);
   });
 
-  it('lints clean with Spectral\'s OpenAPI ruleset (.spectral.yaml): no error, warning, info or hint', async () => {
+  it("lints clean with Spectral's OpenAPI ruleset (.spectral.yaml): no error, warning, info or hint", async () => {
     const file = path.join(ROOT, 'test-artifacts', 'openapi.json');
     const require = createRequire(import.meta.url);
     const pkgPath = require.resolve('@stoplight/spectral-cli/package.json');
@@ -279,24 +346,30 @@ describe('/openapi.json', () => {
     const cli = path.join(path.dirname(pkgPath), pkg.bin.spectral!);
     let output: string;
     try {
-      const { stdout, stderr } = await run(process.execPath, [cli, 'lint', file, '--ruleset', path.join(ROOT, '.spectral.yaml'), '--fail-severity', 'hint'], { cwd: ROOT });
+      const { stdout, stderr } = await run(
+        process.execPath,
+        [cli, 'lint', file, '--ruleset', path.join(ROOT, '.spectral.yaml'), '--fail-severity', 'hint'],
+        { cwd: ROOT },
+      );
       output = `${stdout}${stderr}`;
     } catch (error) {
       const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
       throw new Error(`Spectral found problems:\n${stdout}${stderr}`, { cause: error });
     }
     console.log(`Spectral (spectral:oas, all rules) on /openapi.json:\n${output.trim()}`);
-    expect(output).toContain('No results with a severity of \'hint\' or higher found!');
+    expect(output).toContain("No results with a severity of 'hint' or higher found!");
   });
 
-  it('lints clean with Redocly CLI\'s recommended rules: no error, no warning', async () => {
+  it("lints clean with Redocly CLI's recommended rules: no error, no warning", async () => {
     const file = path.join(ROOT, 'test-artifacts', 'openapi.json');
     const cli = path.join(path.dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin', 'cli.js');
     // No telemetry and no update check: the test must not call out.
     const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_UPDATE_NOTIFIER: '1' };
     // Non-zero exit on any error; the JSON report counts warnings too.
-    const { stdout } = await run(process.execPath, [cli, 'lint', file, '--extends', 'recommended', '--format', 'json'], { cwd: ROOT, env })
-      .catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const { stdout } = await run(process.execPath, [cli, 'lint', file, '--extends', 'recommended', '--format', 'json'], {
+      cwd: ROOT,
+      env,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: unknown[] };
     expect(report.problems).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
@@ -336,9 +409,16 @@ describe('/openapi.json', () => {
       expect(before.info.license).toBeUndefined();
       expect(before.info.termsOfService).toBeUndefined();
       expect(before.info.summary).toBe('Guides for tests.');
-      await bare.importContent(makeContent([makeGuide({ slug: 'one' })], {
-        product: { name: 'Test Guides', description: 'Guides for tests.', license: { name: 'MIT' }, contact: { email: 'team@example.org' } },
-      }));
+      await bare.importContent(
+        makeContent([makeGuide({ slug: 'one' })], {
+          product: {
+            name: 'Test Guides',
+            description: 'Guides for tests.',
+            license: { name: 'MIT' },
+            contact: { email: 'team@example.org' },
+          },
+        }),
+      );
       const after = (await bare.app.inject({ url: '/openapi.json' })).json<Document>();
       expect(after.info.license).toEqual({ name: 'MIT' });
       expect(after.info.contact).toEqual({ email: 'team@example.org' });

@@ -8,7 +8,11 @@ import { clientKey } from '../../../src/http/plugins/rate-limit-counters.js';
 import { buildTestApp, injectThroughListener, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import {
-  requireRedisServerBinary, requireSharedRedis, SHARED_REDIS_URL, startPrivateRedis, uniqueKeyPrefix,
+  requireRedisServerBinary,
+  requireSharedRedis,
+  SHARED_REDIS_URL,
+  startPrivateRedis,
+  uniqueKeyPrefix,
 } from '../../helpers/redis-server.js';
 import type { PrivateRedis } from '../../helpers/redis-server.js';
 
@@ -61,7 +65,10 @@ describe('rate limits, in-process', () => {
       seen.push(remaining(res.headers.ratelimit));
     }
     expect(seen).toEqual([2, 1, 0]);
-    const limited = await t.app.inject({ url: '/api/v1/guides/reduce-food-waste', headers: { origin: 'https://app.example', 'if-none-match': '*' } });
+    const limited = await t.app.inject({
+      url: '/api/v1/guides/reduce-food-waste',
+      headers: { origin: 'https://app.example', 'if-none-match': '*' },
+    });
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(limited.json()).toEqual({
@@ -112,10 +119,16 @@ describe('rate limits, in-process', () => {
   it('never counts nor refuses a CORS preflight, so browsers can always read the 429 itself', async () => {
     const t = await app({ RATE_LIMIT_PER_MINUTE: '1' });
     await awayFromWindowEnd();
-    const preflight = () => t.app.inject({
-      method: 'OPTIONS', url: '/api/v1/product',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
-    });
+    const preflight = () =>
+      t.app.inject({
+        method: 'OPTIONS',
+        url: '/api/v1/product',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'if-none-match',
+        },
+      });
     expect((await preflight()).statusCode).toBe(204);
     expect((await t.app.inject({ url: '/api/v1/product' })).statusCode).toBe(200);
     const again = await preflight();
@@ -128,7 +141,8 @@ describe('rate limits, in-process', () => {
   it('gives each client address its own budget, and one budget to an IPv6 /64', async () => {
     const t = await app({ RATE_LIMIT_PER_MINUTE: '1' });
     await awayFromWindowEnd();
-    const status = async (remoteAddress: string): Promise<number> => (await t.app.inject({ url: '/api/v1/product', remoteAddress })).statusCode;
+    const status = async (remoteAddress: string): Promise<number> =>
+      (await t.app.inject({ url: '/api/v1/product', remoteAddress })).statusCode;
     expect(await status('198.51.100.1')).toBe(200);
     expect(await status('198.51.100.2')).toBe(200);
     expect(await status('198.51.100.1')).toBe(429);
@@ -143,7 +157,11 @@ describe('rate limits, in-process', () => {
       await awayFromWindowEnd();
       const statuses: number[] = [];
       for (let i = 1; i <= 4; i += 1) {
-        const res = await t.app.inject({ url: '/api/v1/product', remoteAddress: '198.51.100.9', headers: { 'x-forwarded-for': `203.0.113.${i}` } });
+        const res = await t.app.inject({
+          url: '/api/v1/product',
+          remoteAddress: '198.51.100.9',
+          headers: { 'x-forwarded-for': `203.0.113.${i}` },
+        });
         statuses.push(res.statusCode);
       }
       expect(statuses, trust).toEqual([200, 200, 429, 429]);
@@ -218,7 +236,8 @@ describe.runIf(hasSharedRedis)('rate limits shared through the real Redis', () =
     const remote = { remoteAddress: '198.51.100.51' };
     // Into the server's request listener, where the fast path answers cache hits before Fastify.
     const [viaA, viaB] = [injectThroughListener(a.app), injectThroughListener(b.app)];
-    const early = async (): Promise<number> => Number(/^guides_early_answers_total (\d+)$/m.exec((await a.app.inject({ url: '/metrics' })).body)?.[1]);
+    const early = async (): Promise<number> =>
+      Number(/^guides_early_answers_total (\d+)$/m.exec((await a.app.inject({ url: '/metrics' })).body)?.[1]);
     // Another client's request first: a representation is kept from its second request (admission).
     await viaA({ url: '/api/v1/product', remoteAddress: '198.51.100.52' });
     const before = await early();
@@ -253,7 +272,7 @@ describe.runIf(hasRedisServer)('rate limits when Redis goes away', () => {
     const probe = new Redis(server.url, { lazyConnect: true, retryStrategy: () => null });
     await probe.connect();
     expect((await t.app.inject({ url: '/api/v1/product' })).statusCode).toBe(200);
-    expect((await probe.keys('x:*'))).toHaveLength(1);
+    expect(await probe.keys('x:*')).toHaveLength(1);
     probe.disconnect();
 
     await server.kill();

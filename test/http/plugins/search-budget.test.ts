@@ -18,15 +18,22 @@ import { createSqliteGuideStore } from '../../../src/store/sqlite/sqlite-guide-s
 import { buildTestApp, makeTempDir, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 
-interface Answer { status: number; body: string; headers: http.IncomingHttpHeaders }
+interface Answer {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
 
 function get(port: number, path: string, agent: http.Agent, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    http.request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    }).on('error', reject).end();
+    http
+      .request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -39,10 +46,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** A SQLite store whose searches each take `ms` longer, as searches over a large index do. */
 function storeWithSlowSearches(ms: number): GuideStore {
   const inner = createSqliteGuideStore(`${makeTempDir('search-budget-')}/guides.db`);
-  return { ...inner, searchPublishedGuides: async (options) => {
-    await sleep(ms);
-    return inner.searchPublishedGuides(options);
-  } };
+  return {
+    ...inner,
+    searchPublishedGuides: async (options) => {
+      await sleep(ms);
+      return inner.searchPublishedGuides(options);
+    },
+  };
 }
 
 async function listen(t: TestApp): Promise<number> {
@@ -86,7 +96,8 @@ describe('search budget', () => {
     const statuses: number[] = [];
     // For three seconds, and at least ten searches however slow the machine is.
     const until = performance.now() + 3000;
-    for (let i = 0; i < 10 || performance.now() < until; i += 1) statuses.push((await get(port, `/api/v1/guides?limit=${1 + (i % 50)}&q=${text(i)}`, agent)).status);
+    for (let i = 0; i < 10 || performance.now() < until; i += 1)
+      statuses.push((await get(port, `/api/v1/guides?limit=${1 + (i % 50)}&q=${text(i)}`, agent)).status);
     agent.destroy();
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   }, 60_000);
@@ -116,7 +127,9 @@ describe('search budget', () => {
     // Once its searches are answered, the client may search again.
     expect((await get(port, `/api/v1/guides?q=${text(101)}`, agent, flooder)).status).toBe(200);
     // The same through app.inject, whose answers are checked against /openapi.json (the 429's headers too).
-    const injected = await Promise.all(Array.from({ length: 8 }, (_, i) => t!.app.inject({ url: `/api/v1/guides?q=${text(200 + i)}`, headers: flooder })));
+    const injected = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t!.app.inject({ url: `/api/v1/guides?q=${text(200 + i)}`, headers: flooder })),
+    );
     expect(injected.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
     const metrics = await get(port, '/metrics', agent);
     expect(metrics.body).toContain(`guides_search_client_limited_total ${refused.length + 4}\n`);
@@ -127,12 +140,18 @@ describe('search budget', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const ran: string[] = [];
     // Every search but "menu" waits until released.
-    const store: GuideStore = { ...inner, searchPublishedGuides: async (options) => {
-      ran.push(options.query.text);
-      if (options.query.text !== 'menu') await held;
-      return inner.searchPublishedGuides(options);
-    } };
-    t = await buildTestApp({ store, env: { SEARCH_CONCURRENCY: '1', SEARCH_QUEUE_LENGTH: '2', SEARCH_CONCURRENCY_PER_CLIENT: '0', RATE_LIMIT_PER_MINUTE: '0' } });
+    const store: GuideStore = {
+      ...inner,
+      searchPublishedGuides: async (options) => {
+        ran.push(options.query.text);
+        if (options.query.text !== 'menu') await held;
+        return inner.searchPublishedGuides(options);
+      },
+    };
+    t = await buildTestApp({
+      store,
+      env: { SEARCH_CONCURRENCY: '1', SEARCH_QUEUE_LENGTH: '2', SEARCH_CONCURRENCY_PER_CLIENT: '0', RATE_LIMIT_PER_MINUTE: '0' },
+    });
     const port = await listen(t);
     const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
     // A page is kept in the cache from its second request (the cache's admission).

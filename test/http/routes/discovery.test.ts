@@ -5,9 +5,20 @@ import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 import { loadSampleContent } from '../../helpers/sample-content.js';
 
-interface Link { rel: string; href: string; type?: string; title: string }
-interface LinkTarget { href: string; type?: string; title?: string }
-interface Catalog { linkset: Array<{ anchor: string } & Record<string, string | LinkTarget[]>> }
+interface Link {
+  rel: string;
+  href: string;
+  type?: string;
+  title: string;
+}
+interface LinkTarget {
+  href: string;
+  type?: string;
+  title?: string;
+}
+interface Catalog {
+  linkset: Array<{ anchor: string } & Record<string, string | LinkTarget[]>>;
+}
 
 describe('discovery for agents', () => {
   let t: TestApp;
@@ -22,7 +33,11 @@ describe('discovery for agents', () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
       const text = res.body;
-      expect(text.startsWith('# Restaurant Guides\n\n> Practical guides for running a restaurant, from food safety and allergens to menu costing, staffing and service.\n\n')).toBe(true);
+      expect(
+        text.startsWith(
+          '# Restaurant Guides\n\n> Practical guides for running a restaurant, from food safety and allergens to menu costing, staffing and service.\n\n',
+        ),
+      ).toBe(true);
       // Three lines on what the API does, right after the summary.
       const intro = text.split('\n\n')[2]!.split('\n');
       expect(intro).toHaveLength(3);
@@ -45,8 +60,12 @@ describe('discovery for agents', () => {
       }
       // Newest first, like the list without q.
       const list = (await t.app.inject({ url: '/api/v1/guides?limit=50' })).json<{ items: Array<{ slug: string }> }>();
-      expect(guideLines.map((line) => line.slice(line.lastIndexOf('/api/v1/guides/') + 15, line.indexOf('.md)')))).toEqual(list.items.map((item) => item.slug));
-      expect(text).toContain(`## Optional\n\n- [Terms of use for the guides and the API](https://guides.example.com/terms): terms-of-service\n`);
+      expect(guideLines.map((line) => line.slice(line.lastIndexOf('/api/v1/guides/') + 15, line.indexOf('.md)')))).toEqual(
+        list.items.map((item) => item.slug),
+      );
+      expect(text).toContain(
+        `## Optional\n\n- [Terms of use for the guides and the API](https://guides.example.com/terms): terms-of-service\n`,
+      );
     });
 
     it('is cached until the content changes: strong ETag, 304, HEAD, then the new guides after an import', async () => {
@@ -64,7 +83,9 @@ describe('discovery for agents', () => {
         expect(head.headers['content-type']).toBe('text/markdown; charset=utf-8');
         expect(head.body).toBe('');
 
-        await live.importContent(makeContent([makeGuide({ slug: 'brand-new', title: 'Brand [new] guide', summary: 'Line one.\nLine two.' })]));
+        await live.importContent(
+          makeContent([makeGuide({ slug: 'brand-new', title: 'Brand [new] guide', summary: 'Line one.\nLine two.' })]),
+        );
         const after = await live.app.inject({ url: '/llms.txt', headers: { 'if-none-match': String(first.headers.etag) } });
         expect(after.statusCode).toBe(200);
         expect(after.headers.etag).not.toBe(first.headers.etag);
@@ -95,13 +116,17 @@ describe('discovery for agents', () => {
     it('is an RFC 9727 linkset anchored at the API, with the api-catalog Link on GET and HEAD', async () => {
       const res = await t.app.inject({ url: '/.well-known/api-catalog' });
       expect(res.statusCode).toBe(200);
-      expect(res.headers['content-type']).toBe('application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"; charset=utf-8');
+      expect(res.headers['content-type']).toBe(
+        'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"; charset=utf-8',
+      );
       expect(res.headers.link).toBe(`<${TEST_BASE_URL}/.well-known/api-catalog>; rel="api-catalog"`);
       expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
       const catalog = res.json<Catalog>();
       expect(catalog.linkset).toHaveLength(1);
       expect(catalog.linkset[0]!.anchor).toBe(`${TEST_BASE_URL}/api/v1`);
-      expect(catalog.linkset[0]!['service-desc']).toEqual([{ href: `${TEST_BASE_URL}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' }]);
+      expect(catalog.linkset[0]!['service-desc']).toEqual([
+        { href: `${TEST_BASE_URL}/openapi.json`, type: 'application/openapi+json', title: 'OpenAPI definition of this API' },
+      ]);
       expect(catalog.linkset[0]!['service-doc']).toEqual([{ href: `${TEST_BASE_URL}/docs`, type: 'text/html', title: 'API reference' }]);
 
       const head = await t.app.inject({ method: 'HEAD', url: '/.well-known/api-catalog' });
@@ -124,9 +149,14 @@ describe('discovery for agents', () => {
           return links.length;
         };
         expect(await agree()).toBe(7);
-        await live.importContent(makeContent([makeGuide({ slug: 'one' })], {
-          resources: [{ rel: 'status', href: 'https://status.example.org', title: 'Service status' }, { rel: 'help', href: 'https://example.org/help', title: 'Help', type: 'text/html' }],
-        }));
+        await live.importContent(
+          makeContent([makeGuide({ slug: 'one' })], {
+            resources: [
+              { rel: 'status', href: 'https://status.example.org', title: 'Service status' },
+              { rel: 'help', href: 'https://example.org/help', title: 'Help', type: 'text/html' },
+            ],
+          }),
+        );
         expect(await agree()).toBe(6);
       } finally {
         await live.close();
@@ -143,7 +173,12 @@ describe('discovery for agents', () => {
         expect(res.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
         expect(res.body).toContain(`<h1>${problem.title}</h1>`);
         expect(res.body).toContain(`<strong>${problem.status}</strong>`);
-        const html = (text: string) => text.replace(/&/g, '&amp;').replace(/'/g, '&#39;').replace(/"/g, '&quot;').replace(/`([^`]+)`/g, '<code>$1</code>');
+        const html = (text: string) =>
+          text
+            .replace(/&/g, '&amp;')
+            .replace(/'/g, '&#39;')
+            .replace(/"/g, '&quot;')
+            .replace(/`([^`]+)`/g, '<code>$1</code>');
         expect(res.body).toContain(html(problem.about));
         expect(res.body).toContain(html(problem.advice));
         expect(res.body).not.toMatch(/<script/i);

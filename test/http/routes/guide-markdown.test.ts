@@ -13,12 +13,21 @@ import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 
-const BODY = '# Alpha guide\n\nCafé **menus** for the week.\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n' + 'A line of prep notes, kept as written.\n'.repeat(60);
+const BODY =
+  '# Alpha guide\n\nCafé **menus** for the week.\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n' +
+  'A line of prep notes, kept as written.\n'.repeat(60);
 const content = makeContent([
   makeGuide({
-    slug: 'alpha', title: 'Alpha: "the first"', summary: 'Everything about alpha.', tags: ['prep', 'costing'], language: 'en-GB',
-    publishedAt: '2026-02-01T09:00:00Z', updatedAt: '2026-03-05T10:30:00Z', author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
-    canonicalUrl: 'https://guides.example.com/alpha', markdown: BODY,
+    slug: 'alpha',
+    title: 'Alpha: "the first"',
+    summary: 'Everything about alpha.',
+    tags: ['prep', 'costing'],
+    language: 'en-GB',
+    publishedAt: '2026-02-01T09:00:00Z',
+    updatedAt: '2026-03-05T10:30:00Z',
+    author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
+    canonicalUrl: 'https://guides.example.com/alpha',
+    markdown: BODY,
   }),
   makeGuide({ slug: 'beta', publishedAt: '2026-01-01T09:00:00Z' }),
   makeGuide({ slug: 'hidden', status: 'retained' }),
@@ -52,9 +61,15 @@ describe('a guide as Markdown', () => {
     const [, front, rest] = /^---\n([\s\S]*?)\n---\n\n([\s\S]*)$/.exec(res.body) ?? [];
     expect(rest).toBe(BODY);
     expect(parse(front!)).toEqual({
-      title: 'Alpha: "the first"', summary: 'Everything about alpha.', url: `${TEST_BASE_URL}/api/v1/guides/alpha`,
-      publishedAt: '2026-02-01T09:00:00Z', updatedAt: '2026-03-05T10:30:00Z', tags: ['prep', 'costing'], language: 'en-GB',
-      author: { name: 'Ana Ruiz', url: 'https://example.com/ana' }, canonicalUrl: 'https://guides.example.com/alpha',
+      title: 'Alpha: "the first"',
+      summary: 'Everything about alpha.',
+      url: `${TEST_BASE_URL}/api/v1/guides/alpha`,
+      publishedAt: '2026-02-01T09:00:00Z',
+      updatedAt: '2026-03-05T10:30:00Z',
+      tags: ['prep', 'costing'],
+      language: 'en-GB',
+      author: { name: 'Ana Ruiz', url: 'https://example.com/ana' },
+      canonicalUrl: 'https://guides.example.com/alpha',
     });
     const beta = parse(/^---\n([\s\S]*?)\n---\n/.exec((await get('/api/v1/guides/beta.md')).body)![1]!) as Record<string, unknown>;
     expect(Object.keys(beta)).toEqual(['title', 'summary', 'url', 'publishedAt', 'updatedAt', 'tags', 'language']);
@@ -129,7 +144,8 @@ describe('a guide as Markdown', () => {
     const head = await get(MD_URL, {}, 'HEAD');
     expect(head.statusCode).toBe(200);
     expect(head.body).toBe('');
-    for (const name of ['content-type', 'etag', 'last-modified', 'vary', 'x-markdown-tokens', 'link']) expect(head.headers[name], name).toBe(md.headers[name]);
+    for (const name of ['content-type', 'etag', 'last-modified', 'vary', 'x-markdown-tokens', 'link'])
+      expect(head.headers[name], name).toBe(md.headers[name]);
   });
 
   it('is compressed with gzip or brotli like JSON, each coding its own tag', async () => {
@@ -145,8 +161,8 @@ describe('a guide as Markdown', () => {
   it('gives unpublished, unknown and malformed slugs the same 404 whatever the Accept, with or without .md', async () => {
     const reference = await get('/api/v1/guides/no-such-guide');
     expect(reference.statusCode).toBe(404);
-    const stable = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers)
-      .filter(([name]) => !['date', 'x-request-id', 'ratelimit'].includes(name)));
+    const stable = (headers: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => !['date', 'x-request-id', 'ratelimit'].includes(name)));
     const slugs = ['hidden', 'gone', 'no-such-guide', 'Bad--Slug', 'a'.repeat(101), 'a%2Fb', ''];
     for (const slug of slugs) {
       for (const suffix of ['', '.md']) {
@@ -183,7 +199,10 @@ describe('a guide as Markdown', () => {
           expect(decoded(res.headers, res.rawPayload), where).toBe(format === 'markdown' ? md.body : json.body);
         }
         // A tag of the other format never revalidates this one.
-        const crossed = await fresh.app.inject({ url: JSON_URL, headers: { ...headers, 'if-none-match': tags[format === 'json' ? 'markdown' : 'json'] } });
+        const crossed = await fresh.app.inject({
+          url: JSON_URL,
+          headers: { ...headers, 'if-none-match': tags[format === 'json' ? 'markdown' : 'json'] },
+        });
         expect(crossed.statusCode, where).toBe(200);
         expect(crossed.headers['content-type'], where).toBe(format === 'markdown' ? MD_TYPE : 'application/json; charset=utf-8');
       }
@@ -215,7 +234,8 @@ describe('a guide as Markdown on a real socket (early answers in front of Fastif
       req.end();
     });
 
-  const earlyAnswers = async (): Promise<number> => Number(/^guides_early_answers_total (\d+)$/m.exec((await t.app.inject({ url: '/metrics' })).body)?.[1]);
+  const earlyAnswers = async (): Promise<number> =>
+    Number(/^guides_early_answers_total (\d+)$/m.exec((await t.app.inject({ url: '/metrics' })).body)?.[1]);
 
   it('alternates JSON and Markdown for one URL, many times, and each request gets the format it chose', async () => {
     const accepts = { json: 'application/json', markdown: 'text/markdown, */*;q=0.8' };

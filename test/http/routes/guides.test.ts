@@ -6,8 +6,17 @@ import type { TestApp } from '../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
 import { loadSampleContent } from '../../helpers/sample-content.js';
 
-interface Item { slug: string; title: string; publishedAt: string; snippet?: string; [key: string]: unknown }
-interface ListBody { items: Item[]; nextCursor?: string }
+interface Item {
+  slug: string;
+  title: string;
+  publishedAt: string;
+  snippet?: string;
+  [key: string]: unknown;
+}
+interface ListBody {
+  items: Item[];
+  nextCursor?: string;
+}
 
 /** Published guides in contract order: publishedAt desc, then slug in byte order. */
 function expectedOrder(guides: readonly GuideRecord[]): string[] {
@@ -90,18 +99,21 @@ describe('GET /api/v1/guides', () => {
     expect([...first.items, ...second.items].map((i) => i.slug)).toEqual(expectedOrder(sample.guides).slice(0, 8));
   });
 
-  it.each(['0', '51', '-1', '2.5', 'abc', '1e1', '0x10', '+5', '05', '', ' 5', '1000000000000'])('rejects limit=%j with invalid-parameter', async (limit) => {
-    const res = await t.app.inject({ url: `/api/v1/guides?limit=${encodeURIComponent(limit)}` });
-    expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(res.json()).toEqual({
-      type: `${TEST_BASE_URL}/problems/invalid-parameter`,
-      title: 'Invalid parameter',
-      status: 400,
-      detail: 'One or more query parameters are invalid; see errors.',
-      errors: [{ in: 'query', name: 'limit', detail: 'must be an integer from 1 to 50, written in plain decimal digits' }],
-    });
-  });
+  it.each(['0', '51', '-1', '2.5', 'abc', '1e1', '0x10', '+5', '05', '', ' 5', '1000000000000'])(
+    'rejects limit=%j with invalid-parameter',
+    async (limit) => {
+      const res = await t.app.inject({ url: `/api/v1/guides?limit=${encodeURIComponent(limit)}` });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(res.json()).toEqual({
+        type: `${TEST_BASE_URL}/problems/invalid-parameter`,
+        title: 'Invalid parameter',
+        status: 400,
+        detail: 'One or more query parameters are invalid; see errors.',
+        errors: [{ in: 'query', name: 'limit', detail: 'must be an integer from 1 to 50, written in plain decimal digits' }],
+      });
+    },
+  );
 
   it('names unknown parameters and lists the accepted ones', async () => {
     const res = await t.app.inject({ url: '/api/v1/guides?Limit=5&page=2' });
@@ -112,18 +124,26 @@ describe('GET /api/v1/guides', () => {
     ]);
   });
 
-  it.each(['<script>', 'a"b', "a'b", 'a&b', 'a`b', 'a\\b', 'a b', 'a\u202eb', 'a\u200bb', 'x'.repeat(65)])('does not echo a parameter name that could carry markup (%j)', async (raw) => {
-    const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
-    expect(res.statusCode).toBe(400);
-    expect(res.body).not.toContain(JSON.stringify(raw).slice(1, -1));
-    expect(res.json().errors[0].name).toBe('(unprintable name)');
-  });
+  it.each(['<script>', 'a"b', "a'b", 'a&b', 'a`b', 'a\\b', 'a b', 'a\u202eb', 'a\u200bb', 'x'.repeat(65)])(
+    'does not echo a parameter name that could carry markup (%j)',
+    async (raw) => {
+      const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
+      expect(res.statusCode).toBe(400);
+      expect(res.body).not.toContain(JSON.stringify(raw).slice(1, -1));
+      expect(res.json().errors[0].name).toBe('(unprintable name)');
+    },
+  );
 
-  it.each(['$where', 'a.b', 'ключ', 'filter[tag]', 'x'.repeat(64), '名前', 'é'])('names an unknown parameter as sent when it is plain text (%s)', async (raw) => {
-    const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().errors).toEqual([{ in: 'query', name: raw, detail: 'is not a parameter of this operation; accepted parameters: q, limit, cursor' }]);
-  });
+  it.each(['$where', 'a.b', 'ключ', 'filter[tag]', 'x'.repeat(64), '名前', 'é'])(
+    'names an unknown parameter as sent when it is plain text (%s)',
+    async (raw) => {
+      const res = await t.app.inject({ url: `/api/v1/guides?${encodeURIComponent(raw)}=1` });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().errors).toEqual([
+        { in: 'query', name: raw, detail: 'is not a parameter of this operation; accepted parameters: q, limit, cursor' },
+      ]);
+    },
+  );
 
   it.each(['limit=2&limit=3', 'q=a&q=b', 'cursor=x&cursor=y'])('rejects a repeated parameter (%s)', async (query) => {
     const res = await t.app.inject({ url: `/api/v1/guides?${query}` });
@@ -142,7 +162,9 @@ describe('GET /api/v1/guides', () => {
   it.each(['%00', 'a%01b', '%1F', 'x%7F', '%0A'])('rejects control characters in q (%s)', async (q) => {
     const res = await t.app.inject({ url: `/api/v1/guides?q=${q}` });
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors).toEqual([{ in: 'query', name: 'q', detail: 'must be at most 200 characters after trimming, without control characters' }]);
+    expect(res.json().errors).toEqual([
+      { in: 'query', name: 'q', detail: 'must be at most 200 characters after trimming, without control characters' },
+    ]);
   });
 
   it('treats an empty or blank q as no search', async () => {
@@ -254,17 +276,21 @@ describe('ordering and walks while content changes', () => {
   });
 
   it('never repeats or skips a guide that stayed published when guides are added and unpublished mid-walk', async () => {
-    const guides = Array.from({ length: 12 }, (_, i) => makeGuide({ slug: `g${String(i).padStart(2, '0')}`, publishedAt: `2026-01-${String(i + 1).padStart(2, '0')}T00:00:00Z` }));
+    const guides = Array.from({ length: 12 }, (_, i) =>
+      makeGuide({ slug: `g${String(i).padStart(2, '0')}`, publishedAt: `2026-01-${String(i + 1).padStart(2, '0')}T00:00:00Z` }),
+    );
     const t = await buildTestApp({ content: makeContent(guides) });
     try {
       const seen: string[] = [];
       let body = (await t.app.inject({ url: '/api/v1/guides?limit=4' })).json<ListBody>();
       seen.push(...body.items.map((i) => i.slug));
       // g11..g08 seen. Now: a newer guide appears, a seen one and an unseen one are unpublished.
-      await t.importContent(makeContent([
-        ...guides.map((g) => (g.slug === 'g10' || g.slug === 'g03' ? { ...g, status: 'retained' as const } : g)),
-        makeGuide({ slug: 'new', publishedAt: '2026-03-01T00:00:00Z' }),
-      ]));
+      await t.importContent(
+        makeContent([
+          ...guides.map((g) => (g.slug === 'g10' || g.slug === 'g03' ? { ...g, status: 'retained' as const } : g)),
+          makeGuide({ slug: 'new', publishedAt: '2026-03-01T00:00:00Z' }),
+        ]),
+      );
       while (body.nextCursor) {
         body = (await t.app.inject({ url: `/api/v1/guides?limit=4&cursor=${body.nextCursor}` })).json<ListBody>();
         seen.push(...body.items.map((i) => i.slug));
@@ -362,13 +388,35 @@ describe('search', () => {
   beforeAll(async () => {
     t = await buildTestApp({
       content: makeContent([
-        makeGuide({ slug: 'cafe-opening', title: 'Opening a Café', markdown: '# Opening a Café\n\nEspresso machines and **bold** claims about crème brûlée.\n' }),
-        makeGuide({ slug: 'menu-design', title: 'Designing menus', markdown: '# Menus\n\nA good menu sells. Escaped \\*\\* stars and *emphasis* too.\n' }),
-        makeGuide({ slug: 'cold-chain', title: 'Receiving deliveries', markdown: '# Receiving\n\nKeep the cold chain intact from truck to walk-in.\n' }),
+        makeGuide({
+          slug: 'cafe-opening',
+          title: 'Opening a Café',
+          markdown: '# Opening a Café\n\nEspresso machines and **bold** claims about crème brûlée.\n',
+        }),
+        makeGuide({
+          slug: 'menu-design',
+          title: 'Designing menus',
+          markdown: '# Menus\n\nA good menu sells. Escaped \\*\\* stars and *emphasis* too.\n',
+        }),
+        makeGuide({
+          slug: 'cold-chain',
+          title: 'Receiving deliveries',
+          markdown: '# Receiving\n\nKeep the cold chain intact from truck to walk-in.\n',
+        }),
         makeGuide({ slug: 'store-chains', title: 'Chains of stores', markdown: '# Chains\n\nA chain of stores, some cold, some warm.\n' }),
         makeGuide({ slug: 'allergens', title: 'Allergen basics', markdown: '# Allergens\n\nDeclare every allergen on the menu.\n' }),
-        makeGuide({ slug: 'body-mention', title: 'Staff meals', summary: 'Feeding the team.', markdown: '# Staff meals\n\nAsk about every allergen before staff meals.\n' }),
-        makeGuide({ slug: 'secret-draft', status: 'retained', title: 'Zanzibar draft', markdown: '# Zanzibar\n\nUnpublished zanzibar text.\n' }),
+        makeGuide({
+          slug: 'body-mention',
+          title: 'Staff meals',
+          summary: 'Feeding the team.',
+          markdown: '# Staff meals\n\nAsk about every allergen before staff meals.\n',
+        }),
+        makeGuide({
+          slug: 'secret-draft',
+          status: 'retained',
+          title: 'Zanzibar draft',
+          markdown: '# Zanzibar\n\nUnpublished zanzibar text.\n',
+        }),
         makeGuide({ slug: 'old-archive', status: 'archived', title: 'Quokka archive', markdown: '# Quokka\n\nArchived quokka text.\n' }),
       ]),
     });
@@ -431,9 +479,47 @@ describe('search', () => {
   });
 
   it.each([
-    'C++', "O'Reilly", '100%', 'a:b', 'title:cafe', 'body:x', 'NEAR(cold chain)', 'cold NEAR chain', '"', '""', '"""', '*', '^cafe',
-    'cafe*', ') OR (', "' OR 1=1 --", '; DROP TABLE guides; --', 'AND', 'OR', 'NOT', 'cold AND', '- cafe', '+cafe', '{title}: x',
-    '\\', '%', '_', '[', '(', ')', ':', '$', '`', '\u{1F600}', '\u0301', '‮', 'ﬁ', '𝔠𝔞𝔣𝔢', '"(*^:)"', '*'.repeat(200), '"^*:-'.repeat(40),
+    'C++',
+    "O'Reilly",
+    '100%',
+    'a:b',
+    'title:cafe',
+    'body:x',
+    'NEAR(cold chain)',
+    'cold NEAR chain',
+    '"',
+    '""',
+    '"""',
+    '*',
+    '^cafe',
+    'cafe*',
+    ') OR (',
+    "' OR 1=1 --",
+    '; DROP TABLE guides; --',
+    'AND',
+    'OR',
+    'NOT',
+    'cold AND',
+    '- cafe',
+    '+cafe',
+    '{title}: x',
+    '\\',
+    '%',
+    '_',
+    '[',
+    '(',
+    ')',
+    ':',
+    '$',
+    '`',
+    '\u{1F600}',
+    '\u0301',
+    '‮',
+    'ﬁ',
+    '𝔠𝔞𝔣𝔢',
+    '"(*^:)"',
+    '*'.repeat(200),
+    '"^*:-'.repeat(40),
   ])('answers hostile input %j with 200 and no unpublished guide', async (q) => {
     const res = await t.app.inject({ url: `/api/v1/guides?q=${encodeURIComponent(q)}` });
     expect(res.statusCode).toBe(200);

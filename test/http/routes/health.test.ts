@@ -70,7 +70,10 @@ describe('/readyz and searches at start', () => {
       for (let i = 0; i < 5; i += 1) statuses.push((await fetch(`${base}/readyz`)).status);
       // 503s (workers starting) then only 200s.
       expect(statuses.slice(statuses.indexOf(200)), `start ${start}`).toEqual(statuses.slice(statuses.indexOf(200)).map(() => 200));
-      expect(statuses.slice(0, statuses.indexOf(200)).every((status) => status === 503), `start ${start}`).toBe(true);
+      expect(
+        statuses.slice(0, statuses.indexOf(200)).every((status) => status === 503),
+        `start ${start}`,
+      ).toBe(true);
       child.kill('SIGKILL');
       child = undefined;
     }

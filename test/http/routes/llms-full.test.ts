@@ -13,13 +13,19 @@ import path from 'node:path';
 
 /** 120 published guides (more than one page of the store), some unpublished, some ending without a newline. */
 function corpus(prefix: string) {
-  const guides = Array.from({ length: 120 }, (_, i) => makeGuide({
-    slug: `${prefix}-${String(i).padStart(3, '0')}`,
-    // Pairs share a publication time, so the order falls back to the slug across page boundaries too.
-    publishedAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 2) * 3_600_000).toISOString().replace('.000Z', 'Z'),
-    markdown: i % 3 === 0 ? `# Guide ${i}\n\nNo final newline` : `# Guide ${i}\n\nBody ${i}.\n`,
-  }));
-  return makeContent([...guides, makeGuide({ slug: `${prefix}-hidden`, status: 'retained' }), makeGuide({ slug: `${prefix}-gone`, status: 'archived' })]);
+  const guides = Array.from({ length: 120 }, (_, i) =>
+    makeGuide({
+      slug: `${prefix}-${String(i).padStart(3, '0')}`,
+      // Pairs share a publication time, so the order falls back to the slug across page boundaries too.
+      publishedAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 2) * 3_600_000).toISOString().replace('.000Z', 'Z'),
+      markdown: i % 3 === 0 ? `# Guide ${i}\n\nNo final newline` : `# Guide ${i}\n\nBody ${i}.\n`,
+    }),
+  );
+  return makeContent([
+    ...guides,
+    makeGuide({ slug: `${prefix}-hidden`, status: 'retained' }),
+    makeGuide({ slug: `${prefix}-gone`, status: 'archived' }),
+  ]);
 }
 
 describe('GET /llms-full.txt', () => {
@@ -45,7 +51,7 @@ describe('GET /llms-full.txt', () => {
   });
   afterAll(() => t.close());
 
-  it('is every published guide\'s Markdown, newest first, separated by --- lines, read from the store a page at a time', async () => {
+  it("is every published guide's Markdown, newest first, separated by --- lines, read from the store a page at a time", async () => {
     const list: string[] = [];
     for (let url: string | undefined = '/api/v1/guides?limit=50'; url !== undefined;) {
       const page: { items: Array<{ slug: string }>; nextCursor?: string } = (await t.app.inject({ url })).json();
@@ -80,7 +86,10 @@ describe('GET /llms-full.txt', () => {
         expect(res.headers.etag).toBe(`${(plain.headers.etag as string).slice(0, -1)}-${coding}"`);
         expect((coding === 'br' ? brotliDecompressSync(res.rawPayload) : gunzipSync(res.rawPayload)).toString('utf8')).toBe(plain.body);
         // Any coding's tag revalidates; the 304 names the coding asked for.
-        const again = await live.app.inject({ url: '/llms-full.txt', headers: { 'accept-encoding': coding, 'if-none-match': plain.headers.etag as string } });
+        const again = await live.app.inject({
+          url: '/llms-full.txt',
+          headers: { 'accept-encoding': coding, 'if-none-match': plain.headers.etag as string },
+        });
         expect(again.statusCode).toBe(304);
         expect(again.body).toBe('');
         expect(again.headers.etag).toBe(res.headers.etag);

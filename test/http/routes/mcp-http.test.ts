@@ -23,7 +23,7 @@ function modern(method: string, params: Record<string, unknown> = {}, headers: R
     url: '/mcp',
     headers: {
       'content-type': 'application/json',
-      'accept': 'application/json, text/event-stream',
+      accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
       ...name,
@@ -41,7 +41,9 @@ describe('POST /mcp over HTTP', () => {
   afterAll(() => t.close());
 
   it('answers a 2026-07-28 request with one JSON body, no session id, none of the REST caching headers', async () => {
-    const res = await t.app.inject(modern('tools/call', { name: 'search_guides', arguments: { query: 'food', limit: 1 } }, { 'accept-encoding': 'br, gzip' }));
+    const res = await t.app.inject(
+      modern('tools/call', { name: 'search_guides', arguments: { query: 'food', limit: 1 } }, { 'accept-encoding': 'br, gzip' }),
+    );
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['mcp-session-id']).toBeUndefined();
@@ -51,9 +53,14 @@ describe('POST /mcp over HTTP', () => {
     const body = res.json<{ result: { structuredContent: { items: unknown[] } } }>();
     expect(body.result.structuredContent.items).toHaveLength(1);
     // Every kind of 2026-07-28 exchange is one JSON body, never an event stream.
-    for (const [method, params] of [['server/discover', {}], ['tools/list', {}], ['resources/list', {}], ['resources/templates/list', {}],
+    for (const [method, params] of [
+      ['server/discover', {}],
+      ['tools/list', {}],
+      ['resources/list', {}],
+      ['resources/templates/list', {}],
       ['resources/read', { uri: 'https://api.test.example/api/v1/guides/reduce-food-waste.md' }],
-      ['tools/call', { name: 'get_guide', arguments: { slug: 'no-such-guide' } }]] as const) {
+      ['tools/call', { name: 'get_guide', arguments: { slug: 'no-such-guide' } }],
+    ] as const) {
       const answer = await t.app.inject(modern(method, params, 'uri' in params ? { 'mcp-name': params.uri } : {}));
       expect(answer.statusCode, method).toBe(200);
       expect(answer.headers['content-type'], method).toMatch(/^application\/json/);
@@ -64,8 +71,13 @@ describe('POST /mcp over HTTP', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/mcp',
-      headers: { 'content-type': 'application/json', 'accept': 'application/json, text/event-stream' },
-      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+      }),
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['mcp-session-id']).toBeUndefined();
@@ -96,7 +108,10 @@ describe('POST /mcp over HTTP', () => {
     const notJson = await t.app.inject({ ...modern('tools/list'), payload: '{not json' });
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
-    const wrongType = await t.app.inject({ ...modern('tools/list'), headers: { ...modern('tools/list').headers, 'content-type': 'text/plain' } });
+    const wrongType = await t.app.inject({
+      ...modern('tools/list'),
+      headers: { ...modern('tools/list').headers, 'content-type': 'text/plain' },
+    });
     expect(wrongType.statusCode).toBe(415);
     const mismatch = await t.app.inject(modern('tools/list', {}, { 'mcp-method': 'resources/list' }));
     expect(mismatch.statusCode).toBe(400);
@@ -125,7 +140,7 @@ describe('POST /mcp over HTTP', () => {
     });
     afterAll(() => pub.close());
 
-    it('answers a Host header that names no host with a 400 problem, never the SDK\'s 500', async () => {
+    it("answers a Host header that names no host with a 400 problem, never the SDK's 500", async () => {
       for (const host of ['a b', '[zz', 'x:99999']) {
         const res = await pub.app.inject(modern('tools/list', {}, { host }));
         expect(res.statusCode, host).toBe(400);
@@ -149,8 +164,15 @@ describe('POST /mcp over HTTP', () => {
   describe('with more guides than a resources page holds', () => {
     let big: TestApp;
     beforeAll(async () => {
-      const guides = Array.from({ length: 130 }, (_, i) => makeGuide({ slug: `guide-${String(i).padStart(3, '0')}`, publishedAt: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString().replace('.000', '') }));
-      big = await buildTestApp({ content: makeContent([...guides, makeGuide({ slug: 'retained-one', status: 'retained', publishedAt: '2026-06-01T00:00:00Z' })]) });
+      const guides = Array.from({ length: 130 }, (_, i) =>
+        makeGuide({
+          slug: `guide-${String(i).padStart(3, '0')}`,
+          publishedAt: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString().replace('.000', ''),
+        }),
+      );
+      big = await buildTestApp({
+        content: makeContent([...guides, makeGuide({ slug: 'retained-one', status: 'retained', publishedAt: '2026-06-01T00:00:00Z' })]),
+      });
     });
     afterAll(() => big.close());
 
@@ -162,7 +184,9 @@ describe('POST /mcp over HTTP', () => {
       const second = (await big.app.inject(modern('resources/list', { cursor: first.nextCursor }))).json<ListResult>().result;
       expect(second.nextCursor).toBeUndefined();
       const uris = [...first.resources, ...second.resources].map((resource) => resource.uri);
-      expect(uris).toEqual(Array.from({ length: 130 }, (_, i) => `https://api.test.example/api/v1/guides/guide-${String(129 - i).padStart(3, '0')}.md`));
+      expect(uris).toEqual(
+        Array.from({ length: 130 }, (_, i) => `https://api.test.example/api/v1/guides/guide-${String(129 - i).padStart(3, '0')}.md`),
+      );
       const bad = await big.app.inject(modern('resources/list', { cursor: 'forged' }));
       expect(bad.json()).toMatchObject({ error: { code: -32602 } });
     });
@@ -176,21 +200,35 @@ describe('POST /mcp over HTTP', () => {
     const preflight = await t.app.inject({
       method: 'OPTIONS',
       url: '/mcp',
-      headers: { 'origin': 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version, mcp-method, mcp-name' },
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, mcp-protocol-version, mcp-method, mcp-name',
+      },
     });
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
     expect(String(preflight.headers['access-control-allow-methods'])).toBe('POST, OPTIONS');
-    expect(String(preflight.headers['access-control-allow-headers']).split(',').map((h) => h.trim()))
-      .toEqual(['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID']);
+    expect(
+      String(preflight.headers['access-control-allow-headers'])
+        .split(',')
+        .map((h) => h.trim()),
+    ).toEqual(['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID']);
     expect(preflight.headers.allow).toBe('POST, OPTIONS');
 
     const res = await t.app.inject(modern('tools/list', {}, { origin: 'https://app.example.com' }));
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    expect(String(res.headers['access-control-expose-headers']).split(',').map((h) => h.trim()))
-      .toEqual(['MCP-Protocol-Version', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
+    expect(
+      String(res.headers['access-control-expose-headers'])
+        .split(',')
+        .map((h) => h.trim()),
+    ).toEqual(['MCP-Protocol-Version', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id']);
     // The REST API's CORS is unchanged.
-    const restPreflight = await t.app.inject({ method: 'OPTIONS', url: '/api/v1/guides', headers: { 'origin': 'https://app.example.com', 'access-control-request-method': 'GET' } });
+    const restPreflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/guides',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
+    });
     expect(restPreflight.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS');
   });
 

@@ -23,7 +23,11 @@ describe.runIf(hasPostgres)('MCP tools on PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    t = await buildTestApp({ content: await sampleWithMarkers(), env: { SEARCH_MAX_LAG_MS: '0' }, store: createPostgresGuideStore({ connectionString: database.url, poolSize: 4 }) });
+    t = await buildTestApp({
+      content: await sampleWithMarkers(),
+      env: { SEARCH_MAX_LAG_MS: '0' },
+      store: createPostgresGuideStore({ connectionString: database.url, poolSize: 4 }),
+    });
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     client = new Client({ name: 'guides-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`)));
@@ -35,15 +39,17 @@ describe.runIf(hasPostgres)('MCP tools on PostgreSQL', () => {
   });
 
   const rest = async (path: string): Promise<Page> => (await t.app.inject({ url: path })).json<Page>();
-  const tool = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as Page;
+  const tool = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })).structuredContent as Page;
 
   it('search_guides and list_guides give the REST pages, and their cursors continue REST walks', async () => {
     for (const query of ['food', 'kitchen staff']) {
       const first = await tool('search_guides', { query, limit: 3 });
       expect(first).toEqual(await rest(`/api/v1/guides?q=${encodeURIComponent(query)}&limit=3`));
       expect(first.nextCursor).toBeDefined();
-      expect(await tool('search_guides', { query, limit: 3, cursor: first.nextCursor }))
-        .toEqual(await rest(`/api/v1/guides?q=${encodeURIComponent(query)}&limit=3&cursor=${first.nextCursor!}`));
+      expect(await tool('search_guides', { query, limit: 3, cursor: first.nextCursor })).toEqual(
+        await rest(`/api/v1/guides?q=${encodeURIComponent(query)}&limit=3&cursor=${first.nextCursor!}`),
+      );
     }
     const list = await tool('list_guides', { limit: 4 });
     expect(list).toEqual(await rest('/api/v1/guides?limit=4'));

@@ -76,13 +76,18 @@ describe('POST /mcp with the official client', () => {
       const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
       expect(byName.search_guides!.inputSchema).toMatchObject({
         required: ['query'],
-        properties: { query: { type: 'string', minLength: 1, maxLength: 200 }, limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 }, cursor: { type: 'string' } },
+        properties: {
+          query: { type: 'string', minLength: 1, maxLength: 200 },
+          limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+          cursor: { type: 'string' },
+        },
       });
       expect(Object.keys(byName.list_guides!.inputSchema.properties ?? {})).toEqual(['limit', 'cursor', 'tag', 'language']);
       expect(byName.get_guide!.inputSchema).toMatchObject({ required: ['slug'], properties: { slug: { type: 'string' } } });
       // The output schemas are the REST API's own.
       // The REST schemas, self-contained: the shared GuideSummary inlined where the list refers to it.
-      const plain = (schema: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(schema, (key, value: unknown) => (key === '$id' ? undefined : value)));
+      const plain = (schema: unknown): Record<string, unknown> =>
+        JSON.parse(JSON.stringify(schema, (key, value: unknown) => (key === '$id' ? undefined : value)));
       const list = plain(GuideListSchema) as { properties: { items: { items: unknown } } };
       list.properties.items.items = plain(GuideSummarySchema);
       expect(byName.search_guides!.outputSchema).toEqual(list);
@@ -90,7 +95,7 @@ describe('POST /mcp with the official client', () => {
       expect(byName.get_guide!.outputSchema).toEqual(plain(GuideDetailSchema));
     });
 
-    it('search_guides gives the REST search\'s guides in its order, and the cursors continue each other', async () => {
+    it("search_guides gives the REST search's guides in its order, and the cursors continue each other", async () => {
       for (const query of ['food', 'menu cost', 'kitchen']) {
         const mcpSlugs: string[] = [];
         let page = await structured('search_guides', { query, limit: 2 });
@@ -172,7 +177,9 @@ describe('POST /mcp with the official client', () => {
     it('lists every published guide as a Markdown resource and a template; reads give its Markdown', async () => {
       const { resources } = await client.listResources();
       const published = await rest<Page>('/api/v1/guides?limit=50');
-      expect(resources.map((resource) => resource.uri)).toEqual(published.items.map((item) => `${TEST_BASE_URL}/api/v1/guides/${item.slug}.md`));
+      expect(resources.map((resource) => resource.uri)).toEqual(
+        published.items.map((item) => `${TEST_BASE_URL}/api/v1/guides/${item.slug}.md`),
+      );
       expect(resources[0]).toMatchObject({ mimeType: 'text/markdown', name: published.items[0]!.slug, title: published.items[0]!.title });
       expect(markerIn(JSON.stringify(resources))).toBeUndefined();
 
@@ -181,14 +188,23 @@ describe('POST /mcp with the official client', () => {
 
       const read = await client.readResource({ uri: `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste.md` });
       const guide = await t.store.getPublishedGuide('reduce-food-waste');
-      expect(read.contents).toEqual([{ uri: `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste.md`, mimeType: 'text/markdown', text: renderGuideMarkdown(guide!, `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste`) }]);
+      expect(read.contents).toEqual([
+        {
+          uri: `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste.md`,
+          mimeType: 'text/markdown',
+          text: renderGuideMarkdown(guide!, `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste`),
+        },
+      ]);
       expect(String((read.contents[0] as { text: string }).text)).toMatch(/^---\ntitle: "Reduce Food Waste/);
     });
 
     it('reading an unpublished or unknown guide is the same -32602 error', async () => {
       const errors: Array<{ code: number; message: string }> = [];
       for (const slug of [...UNPUBLISHED_SLUGS, 'no-such-guide', 'Not_A_Slug']) {
-        const error = await client.readResource({ uri: `${TEST_BASE_URL}/api/v1/guides/${slug}.md` }).then(() => undefined, (e: unknown) => e);
+        const error = await client.readResource({ uri: `${TEST_BASE_URL}/api/v1/guides/${slug}.md` }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error, slug).toBeInstanceOf(ProtocolError);
         errors.push({ code: (error as ProtocolError).code, message: (error as ProtocolError).message });
       }
@@ -214,8 +230,12 @@ describe('POST /mcp with the official client', () => {
     const client = new Client({ name: 'guides-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new StreamableHTTPClientTransport(url));
     try {
-      for (const result of [await client.listTools(), await client.listResources(), await client.listResourceTemplates(),
-        await client.readResource({ uri: `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste.md` })]) {
+      for (const result of [
+        await client.listTools(),
+        await client.listResources(),
+        await client.listResourceTemplates(),
+        await client.readResource({ uri: `${TEST_BASE_URL}/api/v1/guides/reduce-food-waste.md` }),
+      ]) {
         expect(result).toMatchObject({ cacheScope: 'public', ttlMs: expect.any(Number) as number });
         expect((result as unknown as { ttlMs: number }).ttlMs).toBeGreaterThan(0);
       }

@@ -36,10 +36,14 @@ describe.runIf(hasPostgres)('PostgreSQL store', () => {
       store = await openStore({ databaseUrl: database.url, poolSize: 2 });
       await store.migrate();
       // Enough rows that the planner's choices are the ones a real catalogue gets.
-      const guides = Array.from({ length: 2000 }, (_, i) => makeGuide({
-        slug: `guide-${i}`, status: i % 3 === 0 ? 'retained' : 'published', publishedAt: `2026-01-${String((i % 28) + 1).padStart(2, '0')}T09:00:00Z`,
-        markdown: `# Guide ${i}\n\nBody text about kitchens and word${i}.\n`,
-      }));
+      const guides = Array.from({ length: 2000 }, (_, i) =>
+        makeGuide({
+          slug: `guide-${i}`,
+          status: i % 3 === 0 ? 'retained' : 'published',
+          publishedAt: `2026-01-${String((i % 28) + 1).padStart(2, '0')}T09:00:00Z`,
+          markdown: `# Guide ${i}\n\nBody text about kitchens and word${i}.\n`,
+        }),
+      );
       await store.importContent(makeContent(guides));
       admin = new pg.Client({ connectionString: database.url });
       await admin.connect();
@@ -76,16 +80,22 @@ describe.runIf(hasPostgres)('PostgreSQL store', () => {
     });
 
     it('lists through the published-only date index and searches through the published-only GIN index', async () => {
-      expect(await plan("SELECT g.slug FROM guides AS g WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug LIMIT $1", [10]))
-        .toContain('guides_published_by_date');
-      expect(await plan("SELECT g.slug FROM guides AS g WHERE g.status = 'published' AND g.search_vector @@ plainto_tsquery('guides_search', $1)", ['word42']))
-        .toContain('guides_published_search');
+      expect(
+        await plan("SELECT g.slug FROM guides AS g WHERE g.status = 'published' ORDER BY g.published_ms DESC, g.slug LIMIT $1", [10]),
+      ).toContain('guides_published_by_date');
+      expect(
+        await plan(
+          "SELECT g.slug FROM guides AS g WHERE g.status = 'published' AND g.search_vector @@ plainto_tsquery('guides_search', $1)",
+          ['word42'],
+        ),
+      ).toContain('guides_published_search');
     });
 
     it('survives the server terminating its idle pooled connections', async () => {
       await Promise.all([store.ping(), store.ping()]);
       const { rowCount } = await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'restaurant-guides-api'");
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'restaurant-guides-api'",
+      );
       expect(rowCount).toBeGreaterThan(0);
       // Give the pool a moment to see the closed sockets; without its 'error' listener the process would crash here.
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -106,7 +116,9 @@ describe.runIf(hasPostgres)('PostgreSQL store', () => {
         expect((await replica.cursorKey()).equals(await store.cursorKey())).toBe(true);
         expect(await replica.contentVersion()).toBe(1);
         expect((await replica.listPublishedGuides({ limit: 3 })).items).toHaveLength(3);
-        expect((await replica.searchPublishedGuides({ query: parseSearchQuery('"word43"'), limit: 3 })).items.map((i) => i.slug)).toEqual(['guide-43']);
+        expect((await replica.searchPublishedGuides({ query: parseSearchQuery('"word43"'), limit: 3 })).items.map((i) => i.slug)).toEqual([
+          'guide-43',
+        ]);
         await expect(replica.importContent(makeContent([makeGuide({ slug: 'x' })]))).rejects.toThrow(/read-only/);
       } finally {
         await replica.close();

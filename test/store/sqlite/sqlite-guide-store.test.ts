@@ -6,12 +6,16 @@ import { makeTempDir } from '../../helpers/build-test-app.js';
 import { describeGuideStoreContract } from '../guide-store.contract.js';
 
 for (const searchWorkers of [0, 2]) {
-  describeGuideStoreContract('sqlite', async () => {
-    const dir = makeTempDir('guides-store-');
-    const file = path.join(dir, 'guides.db');
-    return {
-      open: () => Promise.resolve(createSqliteGuideStore(file, { searchWorkers })),
-      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-    };
-  }, searchWorkers === 0 ? '' : `searches in ${searchWorkers} worker threads`);
+  describeGuideStoreContract(
+    'sqlite',
+    async () => {
+      const dir = makeTempDir('guides-store-');
+      const file = path.join(dir, 'guides.db');
+      return {
+        open: () => Promise.resolve(createSqliteGuideStore(file, { searchWorkers })),
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+    searchWorkers === 0 ? '' : `searches in ${searchWorkers} worker threads`,
+  );
 }

@@ -122,7 +122,18 @@ export class DocTokens {
   private readonly bodyIds: Int32Array;
   private decoded = 0;
   /** After searchBodyWindow: the hits found so far (positions and terms in the hit scratch arrays), and where the search goes on. */
-  private search: { patterns: readonly TermPattern[]; nextAt: Int32Array; words: Uint32Array | undefined; counted: number; tokens: number; hits: number; hitAt: Int32Array; hitTerm: Int32Array } | undefined;
+  private search:
+    | {
+        patterns: readonly TermPattern[];
+        nextAt: Int32Array;
+        words: Uint32Array | undefined;
+        counted: number;
+        tokens: number;
+        hits: number;
+        hitAt: Int32Array;
+        hitTerm: Int32Array;
+      }
+    | undefined;
   /** Where each short column's ids start in `data`, and how many it has: decoded only when asked for. */
   private readonly columnStarts: number[];
   private readonly columnLengths: number[];
@@ -315,7 +326,7 @@ export class DocTokens {
     }
     for (let i = Math.max(0, from); i < end; i += 1) {
       const id = this.bodyAt(i);
-      termAt[i] = marks[id] === generation ? values[id] as number : -1;
+      termAt[i] = marks[id] === generation ? (values[id] as number) : -1;
     }
   }
 

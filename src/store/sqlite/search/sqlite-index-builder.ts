@@ -15,8 +15,19 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { SearchAnalyzer } from './sqlite-analyzer.js';
-import { BM25_B, COLUMNS, FREQUENCY_SCALE, SEARCH_FORMAT_VERSION, SQLITE_COLUMN_WEIGHTS, VarintReader, VarintWriter, headOf, int32Buffer,
-  searchCardJson, writeVarint } from './sqlite-index-format.js';
+import {
+  BM25_B,
+  COLUMNS,
+  FREQUENCY_SCALE,
+  SEARCH_FORMAT_VERSION,
+  SQLITE_COLUMN_WEIGHTS,
+  VarintReader,
+  VarintWriter,
+  headOf,
+  int32Buffer,
+  searchCardJson,
+  writeVarint,
+} from './sqlite-index-format.js';
 import type { SearchDoc, SearchStats } from './sqlite-index-format.js';
 import { PostingLists } from './sqlite-posting-lists.js';
 import { buildPrefixLists } from './sqlite-prefix-lists.js';
@@ -46,7 +57,8 @@ function columnFactors(columnLengths: readonly number[], docCount: number): Floa
     const column = i % COLUMNS;
     const average = (totals[column] as number) / docCount;
     // A column empty in every guide has no occurrences to weigh.
-    factors[i] = average > 0 ? (SQLITE_COLUMN_WEIGHTS[column] as number) / (1 - BM25_B + BM25_B * (columnLengths[i] as number) / average) : 0;
+    factors[i] =
+      average > 0 ? (SQLITE_COLUMN_WEIGHTS[column] as number) / (1 - BM25_B + (BM25_B * (columnLengths[i] as number)) / average) : 0;
   }
   return factors;
 }
@@ -157,7 +169,8 @@ export class SearchIndexBuilder {
     const ids = this.ids;
     const docno = this.docno;
     // The short columns come first in the sequence: count their tokens per distinct term.
-    if (this.shortCounts.length < terms.length * 3) this.shortCounts = new Int32Array(Math.max(terms.length * 3, this.shortCounts.length * 2));
+    if (this.shortCounts.length < terms.length * 3)
+      this.shortCounts = new Int32Array(Math.max(terms.length * 3, this.shortCounts.length * 2));
     const shortCounts = this.shortCounts.fill(0, 0, terms.length * 3);
     const headerReader = new VarintReader(header);
     let token = 0;
@@ -178,8 +191,14 @@ export class SearchIndexBuilder {
         translation[term] = id;
       }
       ids[i] = id;
-      this.postings.append(id, docno - (this.lastDocno[id] as number) - 1,
-        shortCounts[i * 3] as number, shortCounts[i * 3 + 1] as number, shortCounts[i * 3 + 2] as number, bodyCounts[i] as number);
+      this.postings.append(
+        id,
+        docno - (this.lastDocno[id] as number) - 1,
+        shortCounts[i * 3] as number,
+        shortCounts[i * 3 + 1] as number,
+        shortCounts[i * 3 + 2] as number,
+        bodyCounts[i] as number,
+      );
       this.lastDocno[id] = docno;
       this.docFrequency[id] = (this.docFrequency[id] as number) + 1;
     }
@@ -206,15 +225,26 @@ export class SearchIndexBuilder {
     const factors = columnFactors(this.columnLengths, docCount);
     const lists = terms.map((_, id) => bm25fList(postings.bytesOf(id), factors));
     for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], lists[id]);
-    const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) => insertPostings.run(terms.length + id, df, data));
+    const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) =>
+      insertPostings.run(terms.length + id, df, data),
+    );
 
     const docTable = Buffer.alloc(docCount * 16);
     for (let i = 0; i < docCount; i += 1) {
       docTable.writeInt32LE(this.guideIds[i] as number, i * 16);
-      docTable.writeInt32LE(this.columnLengths.slice(i * COLUMNS, (i + 1) * COLUMNS).reduce((a, b) => a + b), i * 16 + 4);
+      docTable.writeInt32LE(
+        this.columnLengths.slice(i * COLUMNS, (i + 1) * COLUMNS).reduce((a, b) => a + b),
+        i * 16 + 4,
+      );
       docTable.writeDoubleLE(this.publishedMs[i] as number, i * 16 + 8);
     }
-    const stats: SearchStats = { format: SEARCH_FORMAT_VERSION, docCount, totalTokens: this.totalTokens, termCount: terms.length, prefixCount: prefixes.length };
+    const stats: SearchStats = {
+      format: SEARCH_FORMAT_VERSION,
+      docCount,
+      totalTokens: this.totalTokens,
+      termCount: terms.length,
+      prefixCount: prefixes.length,
+    };
     insertMeta.run('vocabulary', Buffer.from(terms.join('\n'), 'utf8'));
     insertMeta.run('term_df', int32Buffer(docFrequency.subarray(0, terms.length)));
     insertMeta.run('prefixes', Buffer.from(prefixes.map((p) => p.prefix).join('\n'), 'utf8'));
@@ -250,7 +280,13 @@ export function buildSearchIndex(db: Database): SearchStats {
       const plainText = row.plain_text ?? '';
       builder.add({
         guideId: row.id,
-        card: searchCardJson({ ...row, tags, publishedAt: row.published_at, updatedAt: row.updated_at, readingTimeMinutes: row.reading_time_minutes }),
+        card: searchCardJson({
+          ...row,
+          tags,
+          publishedAt: row.published_at,
+          updatedAt: row.updated_at,
+          readingTimeMinutes: row.reading_time_minutes,
+        }),
         head: headOf(plainText),
         publishedMs: row.published_ms,
         terms: analyzer.analyze(row.title, row.summary, tags, plainText),

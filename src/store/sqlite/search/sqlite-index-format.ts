@@ -132,7 +132,8 @@ export function textParts(text: string): string[] {
     return parts;
   }
   const codePoints = Array.from(text);
-  for (let start = 0; start < codePoints.length; start += TEXT_PART_CHARS) parts.push(codePoints.slice(start, start + TEXT_PART_CHARS).join(''));
+  for (let start = 0; start < codePoints.length; start += TEXT_PART_CHARS)
+    parts.push(codePoints.slice(start, start + TEXT_PART_CHARS).join(''));
   return parts;
 }
 
@@ -163,11 +164,19 @@ export function headOf(plainText: string): string {
  * JSON to make a page. Parsed (`card + '}'`) only for a page that is not rendered where it is made,
  * or a snippet from a short column.
  */
-export function searchCardJson(guide: Pick<GuideRecord, 'slug' | 'title' | 'summary' | 'tags' | 'language' | 'publishedAt' | 'updatedAt' | 'readingTimeMinutes'>): string {
+export function searchCardJson(
+  guide: Pick<GuideRecord, 'slug' | 'title' | 'summary' | 'tags' | 'language' | 'publishedAt' | 'updatedAt' | 'readingTimeMinutes'>,
+): string {
   const publishedAt = guide.publishedAt as string;
   const card: SearchCard = {
-    slug: guide.slug, title: guide.title, summary: guide.summary, tags: guide.tags, language: guide.language, publishedAt,
-    updatedAt: guide.updatedAt ?? publishedAt, readingTimeMinutes: guide.readingTimeMinutes,
+    slug: guide.slug,
+    title: guide.title,
+    summary: guide.summary,
+    tags: guide.tags,
+    language: guide.language,
+    publishedAt,
+    updatedAt: guide.updatedAt ?? publishedAt,
+    readingTimeMinutes: guide.readingTimeMinutes,
   };
   return JSON.stringify(card).slice(0, -1);
 }

@@ -81,7 +81,8 @@ export function createIndexReader(db: Database, postingsCacheBytes = POSTINGS_CA
     if (docCount > 0) {
       const prefixBlob = statements.meta.get('prefixes')!.toString('utf8');
       const prefixDf = readInt32Array(statements.meta.get('prefix_df')!);
-      if (prefixBlob !== '') prefixBlob.split('\n').forEach((prefix, i) => prefixes.set(prefix, { id: terms.length + i, df: prefixDf[i] as number }));
+      if (prefixBlob !== '')
+        prefixBlob.split('\n').forEach((prefix, i) => prefixes.set(prefix, { id: terms.length + i, df: prefixDf[i] as number }));
     }
     const documents = docCount > 0 ? statements.meta.get('documents')! : Buffer.alloc(0);
     const guideIds = new Int32Array(docCount);
@@ -119,11 +120,13 @@ export function createIndexReader(db: Database, postingsCacheBytes = POSTINGS_CA
       if (cached) return cached;
       // Read into a new buffer that dies young; the cache keeps a copy in its own.
       const data = statements.postings.get(id) ?? Buffer.alloc(0);
-      return postingsCache.put(id, data.length, (buffer, offset) => {
-        const kept = new Uint8Array(buffer, offset, data.length);
-        kept.set(data);
-        return kept;
-      }) ?? data;
+      return (
+        postingsCache.put(id, data.length, (buffer, offset) => {
+          const kept = new Uint8Array(buffer, offset, data.length);
+          kept.set(data);
+          return kept;
+        }) ?? data
+      );
     },
     turn() {
       postingsCache.turn();

@@ -77,7 +77,7 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
     // The same expression as in the scoring loops (sqlite-rank.ts), so a score is the same double
     // either way. Never 0: a posting's frequency is at least 1 and the IDF above 0, so 0 can mark
     // "absent" in a dense list.
-    const impactOf = (freq: number): number => idf * (freq * K1_PLUS_1) / (freq + SATURATION);
+    const impactOf = (freq: number): number => (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
     const forEachPosting = (visit: (i: number, doc: number, freq: number) => void): void => {
       if (made.kind === 'list') {
         const postings = new VarintReader(made.data);
@@ -94,7 +94,9 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
     // and intersecting it is one lookup per candidate instead of a walk along the whole list.
     if (df * 12 >= docCount * 8) {
       const source = impactCache.put(key, docCount * 8, (buffer, offset) => ({
-        kind: 'dense' as const, df, impacts: new Float64Array(buffer, offset, docCount).fill(0),
+        kind: 'dense' as const,
+        df,
+        impacts: new Float64Array(buffer, offset, docCount).fill(0),
       })) ?? { kind: 'dense' as const, df, impacts: new Float64Array(docCount) };
       const { impacts } = source;
       forEachPosting((_, doc, freq) => {
@@ -104,7 +106,10 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
     }
     // In the cache's buffer (impacts first: 8-byte aligned), or, when it has no room this search, apart.
     const source = impactCache.put(key, df * 12, (buffer, offset) => ({
-      kind: 'impacts' as const, df, impacts: new Float64Array(buffer, offset, df), docs: new Int32Array(buffer, offset + df * 8, df),
+      kind: 'impacts' as const,
+      df,
+      impacts: new Float64Array(buffer, offset, df),
+      docs: new Int32Array(buffer, offset + df * 8, df),
     })) ?? { kind: 'impacts' as const, df, docs: new Int32Array(df), impacts: new Float64Array(df) };
     const { docs, impacts } = source;
     forEachPosting((i, doc, freq) => {
@@ -146,9 +151,12 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
           const ids = expansionsOf(s, prefix);
           if (ids.length === 0) return undefined;
           const first = ids[0] as number;
-          const source = ids.length === 1
-            ? listOf(s, first, s.termDf[first] as number)
-            : sourceOf(s, `union:${prefix}`, Math.max(...Array.from(ids, (id) => s.termDf[id] as number)), () => union(reader, s, scratch, ids));
+          const source =
+            ids.length === 1
+              ? listOf(s, first, s.termDf[first] as number)
+              : sourceOf(s, `union:${prefix}`, Math.max(...Array.from(ids, (id) => s.termDf[id] as number)), () =>
+                  union(reader, s, scratch, ids),
+                );
           resolved.push({ tokenIds: new Set(ids), prefix, sources: [source] });
           continue;
         }

@@ -7,14 +7,19 @@ import { PREFIX_MAX_EXPANSIONS, PREFIX_MAX_POSTINGS, VarintReader, VarintWriter 
  * PREFIX_MAX_POSTINGS postings: below both, merging at query time is cheaper than storing.
  */
 export function buildPrefixLists(
-  terms: readonly string[], postings: readonly Uint8Array[], docFrequency: Int32Array, docCount: number,
+  terms: readonly string[],
+  postings: readonly Uint8Array[],
+  docFrequency: Int32Array,
+  docCount: number,
   write: (prefixId: number, df: number, data: Buffer) => void,
 ): { prefix: string; df: number }[] {
-  const order = terms.map((_, id) => id).sort((a, b) => {
-    const x = terms[a] as string;
-    const y = terms[b] as string;
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  const order = terms
+    .map((_, id) => id)
+    .sort((a, b) => {
+      const x = terms[a] as string;
+      const y = terms[b] as string;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
   const qualifying: { prefix: string; from: number; to: number }[] = [];
   const maxLength = terms.reduce((max, term) => Math.max(max, term.length), 0);
   for (let length = 1; length <= maxLength; length += 1) {
@@ -44,8 +49,9 @@ export function buildPrefixLists(
   const mergedDf = new Int32Array(qualifying.length);
   const coverEnd = new Int32Array(order.length);
   const coverOf = new Int32Array(order.length);
-  const byLength = qualifying.map((_, index) => index).sort((a, b) =>
-    (qualifying[b] as { prefix: string }).prefix.length - (qualifying[a] as { prefix: string }).prefix.length || a - b);
+  const byLength = qualifying
+    .map((_, index) => index)
+    .sort((a, b) => (qualifying[b] as { prefix: string }).prefix.length - (qualifying[a] as { prefix: string }).prefix.length || a - b);
   const sums = new Int32Array(docCount);
   const touched = new Int32Array(docCount);
   for (const index of byLength) {

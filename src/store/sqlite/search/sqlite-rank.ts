@@ -68,22 +68,35 @@ export function createRanker(db: Database): Ranker {
     rank({ state: s, scratch }, terms, count, after) {
       const sources = terms.flatMap((term) => term.sources);
       const { candidates, scores, heap } = scratch;
-      if (count > 0 && terms.every((term) => term.phrase === undefined) && sources.every((source): source is DenseSource => source.kind === 'dense')) {
+      if (
+        count > 0 &&
+        terms.every((term) => term.phrase === undefined) &&
+        sources.every((source): source is DenseSource => source.kind === 'dense')
+      ) {
         // Common words only (the costliest searches: most guides match, none narrows the others
         // down): one pass over every guide, keeping the page as it goes (scanDense()).
         const lists = [...sources].sort((a, b) => a.df - b.df).map((source) => source.impacts);
-        const found = scanDense(lists, s.docCount, count, candidates, scores, after ? after.score : Number.NEGATIVE_INFINITY,
-          after ? boundaryAfter(s, after.publishedMs, after.slug) : 0);
+        const found = scanDense(
+          lists,
+          s.docCount,
+          count,
+          candidates,
+          scores,
+          after ? after.score : Number.NEGATIVE_INFINITY,
+          after ? boundaryAfter(s, after.publishedMs, after.slug) : 0,
+        );
         return hitsInOrder(s, scratch, found);
       }
       let matched = evaluate(scratch, s.docCount, sources);
       if (after) matched = keepAfter(candidates, scores, matched, after.score, boundaryAfter(s, after.publishedMs, after.slug));
 
-      const phrases = terms.filter((term) => term.phrase !== undefined).map((term) => {
-        const pattern = new VarintWriter();
-        for (const id of term.phrase as number[]) pattern.push(id);
-        return pattern.toBuffer();
-      });
+      const phrases = terms
+        .filter((term) => term.phrase !== undefined)
+        .map((term) => {
+          const pattern = new VarintWriter();
+          for (const id of term.phrase as number[]) pattern.push(id);
+          return pattern.toBuffer();
+        });
       if (phrases.length === 0) return hitsInOrder(s, scratch, bestCandidates(candidates, scores, matched, count));
 
       // With a phrase, candidates are checked in rank order until the page is full.
@@ -93,7 +106,12 @@ export function createRanker(db: Database): Ranker {
         const top = popBest(candidates, scores, heap, size);
         const docno = candidates[top] as number;
         if (!hasPhrases(docno, phrases)) continue;
-        hits.push({ docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[top] as number });
+        hits.push({
+          docno,
+          guideId: s.guideIds[docno] as number,
+          publishedMs: s.publishedMs[docno] as number,
+          score: scores[top] as number,
+        });
       }
       return hits;
     },
@@ -103,7 +121,9 @@ export function createRanker(db: Database): Ranker {
 /** The first `size` candidates (a page, unordered) as hits, best first. */
 function hitsInOrder(s: IndexState, scratch: SearchScratch, size: number): SearchHit[] {
   const { candidates, scores } = scratch;
-  const chosen = Array.from({ length: size }, (_, i) => i).sort((a, b) => (isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0));
+  const chosen = Array.from({ length: size }, (_, i) => i).sort((a, b) =>
+    isWorse(candidates, scores, a, b) ? 1 : isWorse(candidates, scores, b, a) ? -1 : 0,
+  );
   return chosen.map((i) => {
     const docno = candidates[i] as number;
     return { docno, guideId: s.guideIds[docno] as number, publishedMs: s.publishedMs[docno] as number, score: scores[i] as number };
@@ -143,7 +163,8 @@ function evaluate(scratch: SearchScratch, docCount: number, sources: readonly So
     } else if (source.kind === 'dense') {
       count = isFirst ? takeDense(candidates, scores, source.impacts, docCount) : intersectDense(candidates, scores, count, source.impacts);
     } else if (source.kind === 'impacts') {
-      count = isFirst ? takeImpacts(candidates, scores, source.docs, source.impacts, source.df)
+      count = isFirst
+        ? takeImpacts(candidates, scores, source.docs, source.impacts, source.df)
         : intersectImpacts(candidates, scores, count, source.docs, source.impacts, source.df);
     } else {
       count = scoreArrays(candidates, scores, count, source.docs, source.freqs, source.length, idfOf(docCount, source.df), isFirst);
@@ -193,10 +214,17 @@ function intersectDense(candidates: Int32Array, scores: Float64Array, count: num
 }
 
 /** Keeps the candidates (the first `count`) that `docs` also holds, subtracting their impacts; returns how many. */
-function intersectImpacts(candidates: Int32Array, scores: Float64Array, count: number, docs: Int32Array, impacts: Float64Array, df: number): number {
+function intersectImpacts(
+  candidates: Int32Array,
+  scores: Float64Array,
+  count: number,
+  docs: Int32Array,
+  impacts: Float64Array,
+  df: number,
+): number {
   let kept = 0;
   let c = 0;
-  let candidate = count > 0 ? candidates[0] as number : 0;
+  let candidate = count > 0 ? (candidates[0] as number) : 0;
   for (let i = 0; i < df && c < count; i += 1) {
     const doc = docs[i] as number;
     while (candidate < doc) {
@@ -225,7 +253,7 @@ function scoreList(candidates: Int32Array, scores: Float64Array, count: number, 
     const freq = postings.next();
     if (isFirst) {
       candidates[kept] = doc;
-      scores[kept++] = -(idf * (freq * K1_PLUS_1) / (freq + SATURATION));
+      scores[kept++] = -((idf * (freq * K1_PLUS_1)) / (freq + SATURATION));
       continue;
     }
     // Later lists: only postings of surviving candidates are scored.
@@ -233,7 +261,7 @@ function scoreList(candidates: Int32Array, scores: Float64Array, count: number, 
     if (c >= count) break;
     if (candidates[c] === doc) {
       candidates[kept] = doc;
-      scores[kept++] = (scores[c] as number) - idf * (freq * K1_PLUS_1) / (freq + SATURATION);
+      scores[kept++] = (scores[c] as number) - (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
       c += 1;
     }
   }
@@ -241,8 +269,16 @@ function scoreList(candidates: Int32Array, scores: Float64Array, count: number, 
 }
 
 /** As scoreList(), from a prefix's lists merged at query time (union() in sqlite-postings.ts). */
-function scoreArrays(candidates: Int32Array, scores: Float64Array, count: number, docs: Int32Array, freqs: Int32Array, length: number,
-  idf: number, isFirst: boolean): number {
+function scoreArrays(
+  candidates: Int32Array,
+  scores: Float64Array,
+  count: number,
+  docs: Int32Array,
+  freqs: Int32Array,
+  length: number,
+  idf: number,
+  isFirst: boolean,
+): number {
   let kept = 0;
   let c = 0;
   for (let i = 0; i < length; i += 1) {
@@ -250,14 +286,14 @@ function scoreArrays(candidates: Int32Array, scores: Float64Array, count: number
     const freq = freqs[i] as number;
     if (isFirst) {
       candidates[kept] = doc;
-      scores[kept++] = -(idf * (freq * K1_PLUS_1) / (freq + SATURATION));
+      scores[kept++] = -((idf * (freq * K1_PLUS_1)) / (freq + SATURATION));
       continue;
     }
     while (c < count && (candidates[c] as number) < doc) c += 1;
     if (c >= count) break;
     if (candidates[c] === doc) {
       candidates[kept] = doc;
-      scores[kept++] = (scores[c] as number) - idf * (freq * K1_PLUS_1) / (freq + SATURATION);
+      scores[kept++] = (scores[c] as number) - (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
       c += 1;
     }
   }
@@ -275,8 +311,15 @@ function scoreArrays(candidates: Int32Array, scores: Float64Array, count: number
  * The loop for two to four lists names each list, which runs faster than the general loop for
  * those. Guides come in docno order, so one with the same score as the worst kept ranks below it.
  */
-export function scanDense(lists: readonly Float64Array[], docCount: number, count: number, candidates: Int32Array, scores: Float64Array,
-  afterScore: number, boundary: number): number {
+export function scanDense(
+  lists: readonly Float64Array[],
+  docCount: number,
+  count: number,
+  candidates: Int32Array,
+  scores: Float64Array,
+  afterScore: number,
+  boundary: number,
+): number {
   const k = lists.length;
   const first = lists[0] as Float64Array;
   let size = 0;

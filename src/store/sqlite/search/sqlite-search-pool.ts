@@ -49,9 +49,7 @@ export interface SearchWorkerData {
 const WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 8 };
 
 export type WorkerRequest =
-  | { type: 'search'; id: number; options: SearchPageOptions; rendering?: SearchRendering }
-  | { type: 'warm' }
-  | { type: 'close' };
+  { type: 'search'; id: number; options: SearchPageOptions; rendering?: SearchRendering } | { type: 'warm' } | { type: 'close' };
 
 /** A rendered page as it crosses threads: its byte arrays arrive as copies (see sqlite-search-worker.ts). */
 export interface RenderedPageMessage extends Omit<RenderedSearchPage, 'body' | 'encoded'> {
@@ -109,7 +107,12 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
   let isClosed = false;
 
   function spawn(index: number): Slot {
-    const worker = startWorker(import.meta.url, 'sqlite-search-worker', { file, priority } satisfies SearchWorkerData, WORKER_RESOURCE_LIMITS);
+    const worker = startWorker(
+      import.meta.url,
+      'sqlite-search-worker',
+      { file, priority } satisfies SearchWorkerData,
+      WORKER_RESOURCE_LIMITS,
+    );
     worker.unref();
     const pending = new Map<number, Pending>();
     const failAll = (why: string): void => {
@@ -120,10 +123,12 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
     const slot: Slot = {
       worker,
       pending,
-      exited: new Promise((resolve) => worker.once('exit', () => {
-        failAll('the search worker stopped');
-        resolve();
-      })),
+      exited: new Promise((resolve) =>
+        worker.once('exit', () => {
+          failAll('the search worker stopped');
+          resolve();
+        }),
+      ),
       isReady: false,
     };
     // A message holds the replies of every search the worker answered in a row (its batch).
@@ -137,7 +142,8 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
         if (!waiting) continue;
         pending.delete(reply.id);
         if (reply.page || reply.rendered) waiting.resolve(reply);
-        else if (reply.error?.unavailable) waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
+        else if (reply.error?.unavailable)
+          waiting.reject(new StoreUnavailableError(`the SQLite database cannot be read: ${reply.error.message}`));
         else waiting.reject(new Error(reply.error?.message ?? 'the search worker gave no answer'));
       }
       if (pending.size === 0) worker.unref();
@@ -188,13 +194,15 @@ export function createSearchPool(file: string, size: number, priority: SearchPri
     async close() {
       if (isClosed) return;
       isClosed = true;
-      await Promise.all(slots.map(async (slot) => {
-        if (!slot) return;
-        slot.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
-        const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_GRACE_MS);
-        await slot.exited;
-        clearTimeout(timer);
-      }));
+      await Promise.all(
+        slots.map(async (slot) => {
+          if (!slot) return;
+          slot.worker.postMessage({ type: 'close' } satisfies WorkerRequest);
+          const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_GRACE_MS);
+          await slot.exited;
+          clearTimeout(timer);
+        }),
+      );
     },
   };
 }

@@ -83,7 +83,14 @@ function answer(message: SearchRequest): WorkerReply {
     // Rendered from the results' cards: no summary fields parsed or serialized (search-cards-body.ts).
     const page = read(() => searchCardPage(search!, message.options));
     const { body, encoded, ...rest } = renderSearchCardPage(page, message.options.query.text, message.rendering);
-    return { id: message.id, rendered: { ...rest, body: ownBytes(body), ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}) } };
+    return {
+      id: message.id,
+      rendered: {
+        ...rest,
+        body: ownBytes(body),
+        ...(encoded ? { encoded: { coding: encoded.coding, body: ownBytes(encoded.body) } } : {}),
+      },
+    };
   } catch (error) {
     return { id: message.id, error: failure(error) };
   }

@@ -82,8 +82,11 @@ export function searchCardPage(search: SqliteSearch, options: SearchPageOptions)
   return pageOf(search, options, (result, hit) => search.presentCard(result, hit));
 }
 
-function pageOf<T extends { slug: string }>(search: SqliteSearch, { query, limit, after }: SearchPageOptions,
-  present: (result: SearchResult, hit: SearchHit) => T): { items: T[]; next?: SearchPosition } {
+function pageOf<T extends { slug: string }>(
+  search: SqliteSearch,
+  { query, limit, after }: SearchPageOptions,
+  present: (result: SearchResult, hit: SearchHit) => T,
+): { items: T[]; next?: SearchPosition } {
   const result = search.search(query, limit + 1, after);
   const items: T[] = [];
   let next: SearchPosition | undefined;

@@ -36,7 +36,9 @@ export function createSnippets(db: Database, reader: IndexReader, snippetSearchM
     // As an array, not an object with named properties: cheaper a row, and a page reads 21 rows.
     docTokens: db.prepare<[number], [Buffer, string, string]>('SELECT tokens, card, head FROM search_docs WHERE docno = ?').raw(true),
     // Ids are guide id × 65,536 + part (see migration 4): a guide's parts from a given one are a rowid range.
-    textParts: db.prepare<[number, number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').pluck(),
+    textParts: db
+      .prepare<[number, number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?')
+      .pluck(),
     // One part by id: several times cheaper than the range query above with LIMIT 1.
     textPart: db.prepare<[number], string>('SELECT text FROM guide_text_parts WHERE id = ?').pluck(),
   };
@@ -53,7 +55,7 @@ export function createSnippets(db: Database, reader: IndexReader, snippetSearchM
       markTerms(index, result, snippetSearchMaxIds);
       const { termCacheGeneration, termCacheValue } = index.scratch;
       const generation = result.generation;
-      const termOf = (id: number): number => (termCacheGeneration[id] === generation ? termCacheValue[id] as number : -1);
+      const termOf = (id: number): number => (termCacheGeneration[id] === generation ? (termCacheValue[id] as number) : -1);
 
       // The body's best window, else (no hit in the body) the first column that has one: summary,
       // title, tags. The body is decoded and classified only as far as the scan gets.
@@ -61,8 +63,11 @@ export function createSnippets(db: Database, reader: IndexReader, snippetSearchM
       let column = BODY;
       let length = doc.bodyLength;
       let termAt = scratch(TERM_SCRATCH, length);
-      const classifyBody = (from: number, to: number): void => doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
-      let best = result.patterns ? doc.searchBodyWindow(result.patterns, wanted) : doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
+      const classifyBody = (from: number, to: number): void =>
+        doc.classifyBody(termAt, from, to, termCacheGeneration, termCacheValue, generation);
+      let best = result.patterns
+        ? doc.searchBodyWindow(result.patterns, wanted)
+        : doc.bestBodyWindow(termCacheGeneration, termCacheValue, generation, wanted);
       if (best.distinct <= 0) {
         for (const other of [1, 0, 2]) {
           const ids = doc.column(other);
@@ -102,7 +107,8 @@ export function createSnippets(db: Database, reader: IndexReader, snippetSearchM
           window.isTruncated = window.text.length >= TEXT_PART_CHARS;
         } else {
           const id = hit.guideId * 65536 + firstPart;
-          window.text = (firstPart === 0 ? doc.head : statements.textPart.get(id) ?? '') + (isLate ? statements.textPart.get(id + 1) ?? '' : '');
+          window.text =
+            (firstPart === 0 ? doc.head : (statements.textPart.get(id) ?? '')) + (isLate ? (statements.textPart.get(id + 1) ?? '') : '');
           window.isTruncated = true;
         }
       } else {
@@ -142,11 +148,14 @@ function markTerms({ state, scratch: memo }: LoadedIndex, result: SearchResult, 
       if (termOfId.size <= maxIds) termOfId.set(id, index);
     }
   }
-  result.patterns = termOfId.size <= maxIds ? [...termOfId].map(([id, term]) => {
-    const bytes = new VarintWriter(5);
-    bytes.push(id);
-    return { bytes: bytes.toBuffer(), term };
-  }) : undefined;
+  result.patterns =
+    termOfId.size <= maxIds
+      ? [...termOfId].map(([id, term]) => {
+          const bytes = new VarintWriter(5);
+          bytes.push(id);
+          return { bytes: bytes.toBuffer(), term };
+        })
+      : undefined;
 }
 
 /** A snippet's window and the text it is read from. */
@@ -173,7 +182,16 @@ interface SnippetWindow {
  * space are copied as one slice of the text (from `run`), so a snippet is a few slices, not two or
  * three new strings a word.
  */
-function renderWindow({ text, fromOffset, tokenIndex, start: bestStart, end, length, isTruncated, termAt }: SnippetWindow): string | undefined {
+function renderWindow({
+  text,
+  fromOffset,
+  tokenIndex,
+  start: bestStart,
+  end,
+  length,
+  isTruncated,
+  termAt,
+}: SnippetWindow): string | undefined {
   let out = '';
   let run = -1;
   let cursor = -1;
@@ -184,42 +202,46 @@ function renderWindow({ text, fromOffset, tokenIndex, start: bestStart, end, len
     if (run >= 0) out += text.slice(run, to);
     run = -1;
   };
-  forEachWord(text, (start, wordEnd) => {
-    const at = index;
-    // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
-    index += isPlainWord(text, start, wordEnd) ? 1 : tokensOfWord(text.slice(start, wordEnd)).length;
-    if (index === at) return true;
-    if (at >= end) {
-      complete = true;
-      return false;
-    }
-    // A word cut by the end of a truncated slice is not rendered: read the rest and try again
-    // (not counted, so the render is incomplete even when it was the window's last word).
-    if (isTruncated && wordEnd >= text.length) {
-      index = at;
-      return false;
-    }
-    if (index <= bestStart || start === lastWordStart) return true;
-    lastWordStart = start;
-    if (cursor >= 0) {
-      if (start === cursor + 1 && text.charCodeAt(cursor) === 32) {
-        if (run < 0) run = cursor;
-      } else {
-        flush(cursor);
-        out += asGap(text.slice(cursor, start));
+  forEachWord(
+    text,
+    (start, wordEnd) => {
+      const at = index;
+      // Plain ASCII words are one token each; others may be none or several (see tokensOfWord).
+      index += isPlainWord(text, start, wordEnd) ? 1 : tokensOfWord(text.slice(start, wordEnd)).length;
+      if (index === at) return true;
+      if (at >= end) {
+        complete = true;
+        return false;
       }
-    }
-    let isHit = false;
-    for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= (termAt[t] as number) >= 0;
-    if (isHit) {
-      flush(start);
-      out += `**${text.slice(start, wordEnd)}**`;
-    } else if (run < 0) {
-      run = start;
-    }
-    cursor = wordEnd;
-    return true;
-  }, fromOffset);
+      // A word cut by the end of a truncated slice is not rendered: read the rest and try again
+      // (not counted, so the render is incomplete even when it was the window's last word).
+      if (isTruncated && wordEnd >= text.length) {
+        index = at;
+        return false;
+      }
+      if (index <= bestStart || start === lastWordStart) return true;
+      lastWordStart = start;
+      if (cursor >= 0) {
+        if (start === cursor + 1 && text.charCodeAt(cursor) === 32) {
+          if (run < 0) run = cursor;
+        } else {
+          flush(cursor);
+          out += asGap(text.slice(cursor, start));
+        }
+      }
+      let isHit = false;
+      for (let t = Math.max(at, bestStart); t < index && t < end; t += 1) isHit ||= (termAt[t] as number) >= 0;
+      if (isHit) {
+        flush(start);
+        out += `**${text.slice(start, wordEnd)}**`;
+      } else if (run < 0) {
+        run = start;
+      }
+      cursor = wordEnd;
+      return true;
+    },
+    fromOffset,
+  );
   flush(cursor);
   // A window that reaches the end of the column keeps its closing punctuation.
   if (!complete && end >= length && cursor >= 0) out += asGap(text.slice(cursor));

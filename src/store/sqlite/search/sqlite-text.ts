@@ -167,11 +167,15 @@ export const FNV_PRIME = 0x01000193;
  * UTF-16 span of its word; stops when `onToken` returns false.
  */
 export function forEachToken(text: string, onToken: (token: string, start: number, end: number) => boolean | void, from = 0): void {
-  forEachWord(text, (start, end) => {
-    const tokens = tokensOfWord(text.slice(start, end));
-    for (let i = 0; i < tokens.length; i += 1) if (onToken(tokens[i] as string, start, end) === false) return false;
-    return true;
-  }, from);
+  forEachWord(
+    text,
+    (start, end) => {
+      const tokens = tokensOfWord(text.slice(start, end));
+      for (let i = 0; i < tokens.length; i += 1) if (onToken(tokens[i] as string, start, end) === false) return false;
+      return true;
+    },
+    from,
+  );
 }
 
 /** True when text[start, end) is plain ASCII letters and digits: one token, no normalization needed. */
@@ -195,9 +199,27 @@ export function tokenize(text: string): string[] {
 // Porter (1980), as in Martin Porter's reference implementation (with its "bli"→"ble" and
 // "logi"→"log" departures, which SQLite's porter tokenizer shares).
 const STEP2: Record<string, string> = {
-  ational: 'ate', tional: 'tion', enci: 'ence', anci: 'ance', izer: 'ize', bli: 'ble', alli: 'al', entli: 'ent', eli: 'e',
-  ousli: 'ous', ization: 'ize', ation: 'ate', ator: 'ate', alism: 'al', iveness: 'ive', fulness: 'ful', ousness: 'ous',
-  aliti: 'al', iviti: 'ive', biliti: 'ble', logi: 'log',
+  ational: 'ate',
+  tional: 'tion',
+  enci: 'ence',
+  anci: 'ance',
+  izer: 'ize',
+  bli: 'ble',
+  alli: 'al',
+  entli: 'ent',
+  eli: 'e',
+  ousli: 'ous',
+  ization: 'ize',
+  ation: 'ate',
+  ator: 'ate',
+  alism: 'al',
+  iveness: 'ive',
+  fulness: 'ful',
+  ousness: 'ous',
+  aliti: 'al',
+  iviti: 'ive',
+  biliti: 'ble',
+  logi: 'log',
 };
 const STEP3: Record<string, string> = { icate: 'ic', ative: '', alize: 'al', iciti: 'ic', ical: 'ic', ful: '', ness: '' };
 const C = '[^aeiou][^aeiouy]*';
@@ -214,7 +236,8 @@ const STEP1B_ED_ING = /^(.+?)(ed|ing)$/;
 const STEP1B_FIX = /(at|bl|iz)$/;
 const DOUBLE = /([^aeiouylsz])\1$/;
 const STEP1C = /^(.+?)y$/;
-const STEP2_RE = /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/;
+const STEP2_RE =
+  /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/;
 const STEP3_RE = /^(.+?)(icate|ative|alize|iciti|ical|ful|ness)$/;
 const STEP4_RE = /^(.+?)(al|ance|ence|er|ic|able|ible|ant|ement|ment|ent|ou|ism|ate|iti|ous|ive|ize)$/;
 const STEP4_ION = /^(.+?)(s|t)(ion)$/;

@@ -61,10 +61,12 @@ describe('RingCache', () => {
 
   it('rounds room up to 8 bytes, declines entries over its share, and forgets everything on clear', () => {
     const ring = new RingCache<string, Uint8Array>(64, 4);
-    expect(ring.put('odd', 3, (buffer, offset) => {
-      expect(offset % 8).toBe(0);
-      return new Uint8Array(buffer, offset, 3);
-    })).toHaveLength(3);
+    expect(
+      ring.put('odd', 3, (buffer, offset) => {
+        expect(offset % 8).toBe(0);
+        return new Uint8Array(buffer, offset, 3);
+      }),
+    ).toHaveLength(3);
     expect(ring.bytes).toBe(8);
     expect(put(ring, 'big', 17, 1)).toBeUndefined();
     expect(put(ring, 'fits', 16, 1)).toBeDefined();
@@ -92,7 +94,11 @@ describe('RingCache', () => {
       put(ring, i, size, i % 251);
       for (let back = 0; back < 20 && back <= i; back += 1) {
         const kept = ring.get(i - back);
-        if (kept) expect(kept.every((byte) => byte === (i - back) % 251), `entry ${i - back}`).toBe(true);
+        if (kept)
+          expect(
+            kept.every((byte) => byte === (i - back) % 251),
+            `entry ${i - back}`,
+          ).toBe(true);
       }
       expect(ring.bytes).toBeLessThanOrEqual(1000);
     }

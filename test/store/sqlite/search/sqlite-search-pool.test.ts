@@ -153,12 +153,35 @@ describe('SQLite searches on worker threads', () => {
     const dir = tempDir();
     const file = path.join(dir, 'guides.db');
     const inThread = open(file, 0);
-    await inThread.importContent(makeContent([
-      makeGuide({ slug: 'odd-title', title: `Cooler ${odd}`, summary: `Walk-in ${odd}`, tags: [odd, 'cooler'], markdown: `# Cooler\n\nThe walk-in cooler ${odd}.\n` }),
-      makeGuide({ slug: 'title-only', title: 'Cooler 🍜 "checks"', summary: 'Nothing \\ here', tags: ['ré"frigération'], markdown: '# Notes\n\nNothing to see.\n' }),
-      makeGuide({ slug: 'tags-only', title: 'Weekly', summary: 'Plain', tags: ['cooler', 'line\u2028break'], updatedAt: undefined, markdown: '# Notes\n\nPlain words.\n' }),
-      ...Array.from({ length: 5 }, (_, i) => makeGuide({ slug: `plain-${i}`, title: `Cooler ${i}`, markdown: `# Cooler ${i}\n\nA cooler, ${i} times.\n` })),
-    ]));
+    await inThread.importContent(
+      makeContent([
+        makeGuide({
+          slug: 'odd-title',
+          title: `Cooler ${odd}`,
+          summary: `Walk-in ${odd}`,
+          tags: [odd, 'cooler'],
+          markdown: `# Cooler\n\nThe walk-in cooler ${odd}.\n`,
+        }),
+        makeGuide({
+          slug: 'title-only',
+          title: 'Cooler 🍜 "checks"',
+          summary: 'Nothing \\ here',
+          tags: ['ré"frigération'],
+          markdown: '# Notes\n\nNothing to see.\n',
+        }),
+        makeGuide({
+          slug: 'tags-only',
+          title: 'Weekly',
+          summary: 'Plain',
+          tags: ['cooler', 'line\u2028break'],
+          updatedAt: undefined,
+          markdown: '# Notes\n\nPlain words.\n',
+        }),
+        ...Array.from({ length: 5 }, (_, i) =>
+          makeGuide({ slug: `plain-${i}`, title: `Cooler ${i}`, markdown: `# Cooler ${i}\n\nA cooler, ${i} times.\n` }),
+        ),
+      ]),
+    );
     const pooled = open(file, 1);
     const cursorKey = Buffer.alloc(32, 9);
     const codec = createCursorCodec([cursorKey]);
@@ -204,7 +227,12 @@ describe('SQLite searches on worker threads', () => {
     expect(started.length).toBe(before + 1);
 
     // The worker ends as a crash would end it, with searches sent and unanswered.
-    const held = Array.from({ length: 20 }, () => pool.search({ query, limit: 5 }).then(() => 'answered', (error: unknown) => error));
+    const held = Array.from({ length: 20 }, () =>
+      pool.search({ query, limit: 5 }).then(
+        () => 'answered',
+        (error: unknown) => error,
+      ),
+    );
     await started.at(-1)!.terminate();
     const outcomes = await Promise.all(held);
     expect(outcomes.filter((outcome) => outcome !== 'answered').length).toBeGreaterThan(0);
@@ -241,10 +269,12 @@ describe('SQLite searches on worker threads', () => {
     const query = parseSearchQuery('sourdough');
     expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items).toEqual([]);
 
-    await writer.importContent(makeContent([
-      makeGuide({ slug: 'first', title: 'Walk-in cooler checks' }),
-      makeGuide({ slug: 'second', title: 'Sourdough starter care' }),
-    ]));
+    await writer.importContent(
+      makeContent([
+        makeGuide({ slug: 'first', title: 'Walk-in cooler checks' }),
+        makeGuide({ slug: 'second', title: 'Sourdough starter care' }),
+      ]),
+    );
     expect((await pooled.searchPublishedGuides({ query, limit: 5 })).items.map((item) => item.slug)).toEqual(['second']);
   });
 
@@ -260,7 +290,9 @@ describe('SQLite searches on worker threads', () => {
     // only a rebuild from the guides' rows finds).
     const raw = new Database(file);
     raw.prepare("UPDATE guides SET title = 'Sourdough starter care' WHERE slug = 'first'").run();
-    const stats = JSON.parse(raw.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get()!.value.toString()) as { format: number };
+    const stats = JSON.parse(
+      raw.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get()!.value.toString(),
+    ) as { format: number };
     raw.prepare("UPDATE search_meta SET value = ? WHERE key = 'stats'").run(Buffer.from(JSON.stringify({ ...stats, format: 4 })));
     raw.close();
 
@@ -290,27 +322,37 @@ describe('SQLite searches on worker threads', () => {
     return threads;
   }
 
-  const expected: [SearchPriority, { policy: number; nice: number }][] = [['idle', { policy: 5, nice: 0 }], ['low', { policy: 0, nice: 10 }], ['normal', { policy: 0, nice: 0 }]];
-  it.runIf(existsSync('/proc/thread-self')).each(expected)('runs its worker at the %s priority (Linux scheduling policy and nice value)', async (priority, scheduling) => {
-    const file = path.join(tempDir(), 'guides.db');
-    const store = createSqliteGuideStore(file, { searchWorkers: 1, searchPriority: priority });
-    closers.push(() => store.close());
-    await store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
-    const before = threadScheduling();
-    expect((await store.searchPublishedGuides({ query: parseSearchQuery('cooler'), limit: 5 })).items).toHaveLength(1);
-    const started = [...threadScheduling()].filter(([tid]) => !before.has(tid)).map(([, thread]) => thread);
-    // The worker's thread, and no other new thread with a lowered priority.
-    expect(started).toContainEqual(scheduling);
-    expect(started.filter((thread) => thread.policy !== 0 || thread.nice !== 0)).toEqual(priority === 'normal' ? [] : [scheduling]);
-    // The event loop's own thread keeps the normal priority.
-    expect(threadScheduling().get(String(process.pid))).toEqual({ policy: 0, nice: 0 });
-  });
+  const expected: [SearchPriority, { policy: number; nice: number }][] = [
+    ['idle', { policy: 5, nice: 0 }],
+    ['low', { policy: 0, nice: 10 }],
+    ['normal', { policy: 0, nice: 0 }],
+  ];
+  it.runIf(existsSync('/proc/thread-self')).each(expected)(
+    'runs its worker at the %s priority (Linux scheduling policy and nice value)',
+    async (priority, scheduling) => {
+      const file = path.join(tempDir(), 'guides.db');
+      const store = createSqliteGuideStore(file, { searchWorkers: 1, searchPriority: priority });
+      closers.push(() => store.close());
+      await store.importContent(makeContent([makeGuide({ slug: 'first', title: 'Walk-in cooler checks' })]));
+      const before = threadScheduling();
+      expect((await store.searchPublishedGuides({ query: parseSearchQuery('cooler'), limit: 5 })).items).toHaveLength(1);
+      const started = [...threadScheduling()].filter(([tid]) => !before.has(tid)).map(([, thread]) => thread);
+      // The worker's thread, and no other new thread with a lowered priority.
+      expect(started).toContainEqual(scheduling);
+      expect(started.filter((thread) => thread.policy !== 0 || thread.nice !== 0)).toEqual(priority === 'normal' ? [] : [scheduling]);
+      // The event loop's own thread keeps the normal priority.
+      expect(threadScheduling().get(String(process.pid))).toEqual({ policy: 0, nice: 0 });
+    },
+  );
 
   it.runIf(existsSync('/proc/thread-self'))('keeps the search priority when a served file is replaced and reopened', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'guides.db');
     const replacement = path.join(dir, 'replacement.db');
-    for (const [target, title] of [[file, 'Walk-in cooler checks'], [replacement, 'Cooler door seals']] as const) {
+    for (const [target, title] of [
+      [file, 'Walk-in cooler checks'],
+      [replacement, 'Cooler door seals'],
+    ] as const) {
       const writer = createSqliteGuideStore(target);
       await writer.importContent(makeContent([makeGuide({ slug: 'first', title })]));
       await writer.close();
@@ -318,7 +360,8 @@ describe('SQLite searches on worker threads', () => {
     const store = createWatchedSqliteStore(file, { checkIntervalMs: 20, searchWorkers: 1, searchPriority: 'low' });
     closers.push(() => store.close());
     const query = parseSearchQuery('cooler');
-    const titleFound = async (): Promise<string | undefined> => (await store.searchPublishedGuides({ query, limit: 5 }).catch(() => ({ items: [] }))).items[0]?.title;
+    const titleFound = async (): Promise<string | undefined> =>
+      (await store.searchPublishedGuides({ query, limit: 5 }).catch(() => ({ items: [] }))).items[0]?.title;
     expect(await titleFound()).toBe('Walk-in cooler checks');
     const before = threadScheduling();
     renameSync(replacement, file);
@@ -373,11 +416,20 @@ describe('SQLite searches on worker threads', () => {
       expect(output.trim()).toBe('first');
       // A Node option a worker refuses (process-wide, as an operator may give `node`): workers start without it.
       const traced = execFileSync(process.execPath, ['--trace-gc', '--input-type=module', '-e', script], { timeout: 20_000 }).toString();
-      expect(traced.trim().split('\n').filter((line) => !/Scavenge|Mark-Compact|Mark-Sweep/.test(line))).toEqual(['first']);
+      expect(
+        traced
+          .trim()
+          .split('\n')
+          .filter((line) => !/Scavenge|Mark-Compact|Mark-Sweep/.test(line)),
+      ).toEqual(['first']);
       // npm start's --max-semi-space-size (the worker's young generation is set by its resource
       // limits): left out of the worker's options, so the others (here --cpu-prof) still apply to it.
       const profiles = path.join(tempDir(), 'profiles');
-      const profiled = execFileSync(process.execPath, ['--max-semi-space-size=4', '--cpu-prof', '--cpu-prof-dir', profiles, '--input-type=module', '-e', script], { timeout: 20_000 }).toString();
+      const profiled = execFileSync(
+        process.execPath,
+        ['--max-semi-space-size=4', '--cpu-prof', '--cpu-prof-dir', profiles, '--input-type=module', '-e', script],
+        { timeout: 20_000 },
+      ).toString();
       expect(profiled.trim()).toBe('first');
       expect(readdirSync(profiles).filter((name) => name.endsWith('.cpuprofile'))).toHaveLength(2);
     });

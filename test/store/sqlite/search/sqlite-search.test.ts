@@ -45,7 +45,11 @@ async function openCorpusStore(): Promise<{ store: GuideStore; file: string }> {
 }
 
 /** Every page (`limit` results each) of a search text, from one search object made with `options` for all the texts it is given. */
-function pageWalker(db: Parameters<typeof createSqliteSearch>[0], options: SqliteSearchOptions, limit = 7): (text: string) => Page<SearchPosition>[] {
+function pageWalker(
+  db: Parameters<typeof createSqliteSearch>[0],
+  options: SqliteSearchOptions,
+  limit = 7,
+): (text: string) => Page<SearchPosition>[] {
   const search = createSqliteSearch(db, options);
   return (text) => {
     const query = parseSearchQuery(text);
@@ -87,16 +91,28 @@ describe('SQLite search', () => {
     }
   });
 
-  it('finds a quoted phrase exactly where its words follow each other in one field (checked against every guide\'s text)', async () => {
+  it("finds a quoted phrase exactly where its words follow each other in one field (checked against every guide's text)", async () => {
     const { store, file } = await openCorpusStore();
     // Each published guide's fields as the index reads them: title, summary, tags, plain text.
     const db = openSqliteDatabase(file, { readonly: true });
     const parts = db.prepare<[number, number], string>('SELECT text FROM guide_text_parts WHERE id >= ? AND id < ? ORDER BY id').pluck();
-    const guides = (db.prepare("SELECT id, slug, title, summary, tags FROM guides WHERE status = 'published'").all() as { id: number; slug: string; title: string; summary: string; tags: string }[])
-      .map((g) => ({ slug: g.slug, texts: [g.title, g.summary, (JSON.parse(g.tags) as string[]).join(' '), parts.all(g.id * 65536, (g.id + 1) * 65536).join('')] }))
+    const guides = (
+      db.prepare("SELECT id, slug, title, summary, tags FROM guides WHERE status = 'published'").all() as {
+        id: number;
+        slug: string;
+        title: string;
+        summary: string;
+        tags: string;
+      }[]
+    )
+      .map((g) => ({
+        slug: g.slug,
+        texts: [g.title, g.summary, (JSON.parse(g.tags) as string[]).join(' '), parts.all(g.id * 65536, (g.id + 1) * 65536).join('')],
+      }))
       .map((g) => ({ ...g, fields: g.texts.map((text) => tokenize(text)) }));
     db.close();
-    const holds = (fields: string[][], phrase: string[]): boolean => fields.some((tokens) => tokens.some((_, i) => phrase.every((token, j) => tokens[i + j] === token)));
+    const holds = (fields: string[][], phrase: string[]): boolean =>
+      fields.some((tokens) => tokens.some((_, i) => phrase.every((token, j) => tokens[i + j] === token)));
     // Phrases of 2–3 words taken from the guides (so they match somewhere), some shuffled (so
     // they often do not), rare and very common words alike: varints of one and two bytes.
     let state = 7;
@@ -116,7 +132,10 @@ describe('SQLite search', () => {
     let matched = 0;
     for (const words of phrases) {
       const phrase = words.flatMap((word) => tokensOfWord(word));
-      const expected = guides.filter((g) => holds(g.fields, phrase)).map((g) => g.slug).sort();
+      const expected = guides
+        .filter((g) => holds(g.fields, phrase))
+        .map((g) => g.slug)
+        .sort();
       const found = (await walk(store, `"${words.join(' ')}"`, 50)).slugs.sort();
       expect(found, words.join(' ')).toEqual(expected);
       if (expected.length > 0) matched += 1;
@@ -139,8 +158,28 @@ describe('SQLite search', () => {
       // Room for a few lists as read: most are read again, and a query of many words finds its own
       // earlier lists in the way (kept until scored, so the later ones are used uncached).
       const fewLists = pageWalker(db, { postingsCacheBytes: 8 * 1024, impactCacheBytes: 12 * 300 * 8 });
-      const texts = ['the', 'food kitchen', 'a', 'th', 'staff sch', 'the of and to', 'menu "the"', 'kitchen the', 'of', 'and', 'to', 'with', 'for',
-        'the of and to a in is it for with on that kitchen staff', 'of the', 'and to the', 'a to of and', 'the of and to a', 'the the', 'to of to'];
+      const texts = [
+        'the',
+        'food kitchen',
+        'a',
+        'th',
+        'staff sch',
+        'the of and to',
+        'menu "the"',
+        'kitchen the',
+        'of',
+        'and',
+        'to',
+        'with',
+        'for',
+        'the of and to a in is it for with on that kitchen staff',
+        'of the',
+        'and to the',
+        'a to of and',
+        'the of and to a',
+        'the the',
+        'to of to',
+      ];
       for (const round of [1, 2]) {
         for (const text of texts) {
           const expected = decoded(text);
@@ -159,11 +198,20 @@ describe('SQLite search', () => {
     const { store, file } = openStore();
     // Eight guides alike but for slug and date (so every word scores the same in each), three
     // sharing one date; four others with "salt" but not "saffron", each its own length.
-    const twin = { title: 'Saffron notes', summary: 'Saffron and salt.', tags: ['saffron'], markdown: '# Saffron\n\nSaffron with salt and rice.\n' };
+    const twin = {
+      title: 'Saffron notes',
+      summary: 'Saffron and salt.',
+      tags: ['saffron'],
+      markdown: '# Saffron\n\nSaffron with salt and rice.\n',
+    };
     const dates = ['2026-03-01', '2026-02-01', '2026-02-01', '2026-04-01', '2026-02-01', '2026-01-01', '2026-05-01', '2026-01-15'];
     const twins = dates.map((date, i) => ({ date, slug: `twin-${'hcfagbed'[i]}` }));
-    const others = [1, 2, 3, 4].map((n) => makeGuide({ slug: `other-${n}`, title: 'Pantry', summary: 'Salt.', markdown: `# Pantry\n\n${'Salt and rice, plain. '.repeat(n)}\n` }));
-    await store.importContent(makeContent([...twins.map(({ date, slug }) => makeGuide({ ...twin, slug, publishedAt: `${date}T09:00:00Z` })), ...others]));
+    const others = [1, 2, 3, 4].map((n) =>
+      makeGuide({ slug: `other-${n}`, title: 'Pantry', summary: 'Salt.', markdown: `# Pantry\n\n${'Salt and rice, plain. '.repeat(n)}\n` }),
+    );
+    await store.importContent(
+      makeContent([...twins.map(({ date, slug }) => makeGuide({ ...twin, slug, publishedAt: `${date}T09:00:00Z` })), ...others]),
+    );
     const listOrder = [...twins].sort((a, b) => b.date.localeCompare(a.date) || (a.slug < b.slug ? -1 : 1)).map((guide) => guide.slug);
     const db = openSqliteDatabase(file, { readonly: true });
     try {
@@ -173,8 +221,14 @@ describe('SQLite search', () => {
         const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY }, limit);
         for (const text of ['saffron', 'saffron salt', 'salt saffron rice', 'salt']) {
           const slugs = dense(text).flatMap((page) => page.items.map((item) => item.slug));
-          expect(slugs.filter((slug) => slug.startsWith('twin-')), `${text} by ${limit}`).toEqual(listOrder);
-          expect(decoded(text).flatMap((page) => page.items.map((item) => item.slug)), `${text} by ${limit}`).toEqual(slugs);
+          expect(
+            slugs.filter((slug) => slug.startsWith('twin-')),
+            `${text} by ${limit}`,
+          ).toEqual(listOrder);
+          expect(
+            decoded(text).flatMap((page) => page.items.map((item) => item.slug)),
+            `${text} by ${limit}`,
+          ).toEqual(slugs);
         }
       }
     } finally {
@@ -182,7 +236,7 @@ describe('SQLite search', () => {
     }
   });
 
-  it('finds the same snippets by searching a body\'s bytes for the query\'s ids as by decoding every token', async () => {
+  it("finds the same snippets by searching a body's bytes for the query's ids as by decoding every token", async () => {
     const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
@@ -190,8 +244,20 @@ describe('SQLite search', () => {
       const searching = pageWalker(db, { snippetSearchMaxIds: 64 });
       // Common words (hits everywhere, windows found early), pairs that rarely meet (whole bodies
       // searched), a word twice, prefixes of few and many expansions, phrases, words in titles only.
-      const texts = ['the', 'food kitchen', 'kitchen the of', 'staff staff', 'menu "the"', '"of the" kitchen', 'th', 'kitch', 'staff sch',
-        'the of and to a in is it for with on that kitchen staff', 'service prep', 'a'];
+      const texts = [
+        'the',
+        'food kitchen',
+        'kitchen the of',
+        'staff staff',
+        'menu "the"',
+        '"of the" kitchen',
+        'th',
+        'kitch',
+        'staff sch',
+        'the of and to a in is it for with on that kitchen staff',
+        'service prep',
+        'a',
+      ];
       let snippets = 0;
       for (const text of texts) {
         const expected = decoding(text);
@@ -210,15 +276,35 @@ describe('SQLite search', () => {
     // distinct words take the ids up to ~70,000, so the older guide's words all come after 65,535
     // (varints of three bytes, in phrases too).
     const many = Array.from({ length: 70_000 }, (_, i) => `w${i.toString(36)}q`).join(' ');
-    await store.importContent(makeContent([
-      makeGuide({ slug: 'many-words', title: 'Many', summary: 'Many words.', publishedAt: '2026-02-01T09:00:00Z', markdown: `# Many\n\n${many} final walrus\n` }),
-      makeGuide({ slug: 'late-words', title: 'Late', summary: 'Late words.', publishedAt: '2026-01-01T09:00:00Z',
-        markdown: '# Late\n\nThe zanzibar quokka met a xylophone walrus by the sea.\n' }),
-    ]));
+    await store.importContent(
+      makeContent([
+        makeGuide({
+          slug: 'many-words',
+          title: 'Many',
+          summary: 'Many words.',
+          publishedAt: '2026-02-01T09:00:00Z',
+          markdown: `# Many\n\n${many} final walrus\n`,
+        }),
+        makeGuide({
+          slug: 'late-words',
+          title: 'Late',
+          summary: 'Late words.',
+          publishedAt: '2026-01-01T09:00:00Z',
+          markdown: '# Late\n\nThe zanzibar quokka met a xylophone walrus by the sea.\n',
+        }),
+      ]),
+    );
     const search = async (text: string): Promise<{ slug: string; snippet?: string | undefined }[]> =>
-      (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items.map(({ slug, snippet }) => ({ slug, snippet }));
-    expect(await search('quokka')).toEqual([{ slug: 'late-words', snippet: 'Late · The zanzibar **quokka** met a xylophone walrus by the sea.' }]);
-    expect(await search('"zanzibar quokka"')).toEqual([{ slug: 'late-words', snippet: 'Late · The **zanzibar** **quokka** met a xylophone walrus by the sea.' }]);
+      (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items.map(({ slug, snippet }) => ({
+        slug,
+        snippet,
+      }));
+    expect(await search('quokka')).toEqual([
+      { slug: 'late-words', snippet: 'Late · The zanzibar **quokka** met a xylophone walrus by the sea.' },
+    ]);
+    expect(await search('"zanzibar quokka"')).toEqual([
+      { slug: 'late-words', snippet: 'Late · The **zanzibar** **quokka** met a xylophone walrus by the sea.' },
+    ]);
     expect(await search('"quokka zanzibar"')).toEqual([]);
     expect((await search('"xylophone walrus"')).map((item) => item.slug)).toEqual(['late-words']);
     // A word of both guides; in the first, at its body's end (70,000 tokens in).
@@ -233,10 +319,12 @@ describe('SQLite search', () => {
     const filler = (word: string, count: number): string => Array.from({ length: count }, (_, i) => `${word}${i % 7}`).join(' ');
     // "walrus" alone early; "walrus" with "tusk" later; "tusk" with "walrus" and "ivory" later still,
     // past which the scan stops (it has every term); a later window with all three must not win.
-    const markdown = `# Notes\n\n${filler('alpha', 30)} walrus ${filler('beta', 60)} walrus and tusk ${filler('gamma', 60)} `
-      + `ivory tusk walrus here ${filler('delta', 60)} walrus ivory tusk again ${filler('omega', 30)}\n`;
+    const markdown =
+      `# Notes\n\n${filler('alpha', 30)} walrus ${filler('beta', 60)} walrus and tusk ${filler('gamma', 60)} ` +
+      `ivory tusk walrus here ${filler('delta', 60)} walrus ivory tusk again ${filler('omega', 30)}\n`;
     await store.importContent(makeContent([makeGuide({ slug: 'walrus', title: 'Notes', summary: 'Notes.', markdown })]));
-    const snippet = async (text: string): Promise<string | undefined> => (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
+    const snippet = async (text: string): Promise<string | undefined> =>
+      (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
     expect(await snippet('walrus')).toMatch(/alpha\d \*\*walrus\*\* beta0/);
     expect(await snippet('walrus tusk')).toMatch(/\*\*walrus\*\* and \*\*tusk\*\* gamma0/);
     expect(await snippet('walrus tusk ivory')).toMatch(/\*\*ivory\*\* \*\*tusk\*\* \*\*walrus\*\* here/);
@@ -246,26 +334,50 @@ describe('SQLite search', () => {
     const filler = (count: number): string => Array.from({ length: count }, (_, i) => `word${i % 97}`).join(' ');
     for (const bodyWords of [40, 2_000, 20_000]) {
       const { store } = openStore();
-      await store.importContent(makeContent([
-        makeGuide({ slug: 'both', title: 'Walrus tusk care', summary: 'Notes.', markdown: `# Care\n\nA walrus keeps its tusk clean. ${filler(bodyWords)}\n` }),
-        makeGuide({ slug: 'walrus', title: 'Walrus feeding', summary: 'Notes.', markdown: `# Feeding\n\n${filler(100)} Mind the tusk.\n` }),
-        makeGuide({ slug: 'tusk', title: 'Tusk carving', summary: 'Notes.', markdown: `# Carving\n\n${filler(100)} Never from a live walrus.\n` }),
-        ...['a', 'b', 'c', 'd'].map((slug) => makeGuide({ slug, title: `Other ${slug}`, summary: 'Notes.', markdown: `# Other\n\n${filler(300)}\n` })),
-      ]));
+      await store.importContent(
+        makeContent([
+          makeGuide({
+            slug: 'both',
+            title: 'Walrus tusk care',
+            summary: 'Notes.',
+            markdown: `# Care\n\nA walrus keeps its tusk clean. ${filler(bodyWords)}\n`,
+          }),
+          makeGuide({
+            slug: 'walrus',
+            title: 'Walrus feeding',
+            summary: 'Notes.',
+            markdown: `# Feeding\n\n${filler(100)} Mind the tusk.\n`,
+          }),
+          makeGuide({
+            slug: 'tusk',
+            title: 'Tusk carving',
+            summary: 'Notes.',
+            markdown: `# Carving\n\n${filler(100)} Never from a live walrus.\n`,
+          }),
+          ...['a', 'b', 'c', 'd'].map((slug) =>
+            makeGuide({ slug, title: `Other ${slug}`, summary: 'Notes.', markdown: `# Other\n\n${filler(300)}\n` }),
+          ),
+        ]),
+      );
       const { items } = await store.searchPublishedGuides({ query: parseSearchQuery('walrus tusk'), limit: 3 });
-      expect(items.map((item) => item.slug), `body of ${bodyWords} words`).toEqual(['both', expect.any(String), expect.any(String)]);
+      expect(
+        items.map((item) => item.slug),
+        `body of ${bodyWords} words`,
+      ).toEqual(['both', expect.any(String), expect.any(String)]);
     }
   });
 
   it('takes a snippet from the summary, then the title, then the tags when the body has no hit', async () => {
     const { store } = openStore();
     const markdown = '# Rice\n\nCook it slowly and stir often.\n';
-    await store.importContent(makeContent([
-      makeGuide({ slug: 'in-summary', title: 'Rice basics', summary: 'A pinch of saffron goes a long way.', tags: ['rice'], markdown }),
-      makeGuide({ slug: 'in-title', title: 'Saffron risotto', summary: 'Rice, slowly.', tags: ['rice'], markdown }),
-      makeGuide({ slug: 'in-tags', title: 'Spice shelf', summary: 'What to keep.', tags: ['paprika', 'saffron'], markdown }),
-      makeGuide({ slug: 'in-all', title: 'Saffron rice', summary: 'Saffron, twice.', tags: ['saffron'], markdown }),
-    ]));
+    await store.importContent(
+      makeContent([
+        makeGuide({ slug: 'in-summary', title: 'Rice basics', summary: 'A pinch of saffron goes a long way.', tags: ['rice'], markdown }),
+        makeGuide({ slug: 'in-title', title: 'Saffron risotto', summary: 'Rice, slowly.', tags: ['rice'], markdown }),
+        makeGuide({ slug: 'in-tags', title: 'Spice shelf', summary: 'What to keep.', tags: ['paprika', 'saffron'], markdown }),
+        makeGuide({ slug: 'in-all', title: 'Saffron rice', summary: 'Saffron, twice.', tags: ['saffron'], markdown }),
+      ]),
+    );
     const { items } = await store.searchPublishedGuides({ query: parseSearchQuery('saffron'), limit: 10 });
     expect(Object.fromEntries(items.map((item) => [item.slug, item.snippet]))).toEqual({
       'in-summary': 'A pinch of **saffron** goes a long way.',
@@ -275,12 +387,21 @@ describe('SQLite search', () => {
     });
   });
 
-  it('renders a snippet\'s words with one space between them, keeps their punctuation and drops asterisks that are not its marks', async () => {
+  it("renders a snippet's words with one space between them, keeps their punctuation and drops asterisks that are not its marks", async () => {
     const { store } = openStore();
-    await store.importContent(makeContent([
-      makeGuide({ slug: 'spaced', title: 'Pantry', summary: 'Keep   the *saffron*  dry,\tplease:  *cool* place.', tags: ['pantry'], markdown: '# Pantry\n\nShelves and bins.\n' }),
-    ]));
-    const snippet = async (text: string): Promise<string | undefined> => (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
+    await store.importContent(
+      makeContent([
+        makeGuide({
+          slug: 'spaced',
+          title: 'Pantry',
+          summary: 'Keep   the *saffron*  dry,\tplease:  *cool* place.',
+          tags: ['pantry'],
+          markdown: '# Pantry\n\nShelves and bins.\n',
+        }),
+      ]),
+    );
+    const snippet = async (text: string): Promise<string | undefined> =>
+      (await store.searchPublishedGuides({ query: parseSearchQuery(text), limit: 5 })).items[0]?.snippet;
     expect(await snippet('saffron')).toBe('Keep the **saffron** dry, please: cool place.');
     expect(await snippet('saffron dry')).toBe('Keep the **saffron** **dry**, please: cool place.');
     expect(await snippet('keep place')).toBe('**Keep** the saffron dry, please: cool **place**.');
@@ -295,7 +416,7 @@ describe('SQLite search', () => {
     expect(item?.snippet).toMatch(/^….*lorem\d the \*\*quokka\*\* waits by the walk-in door ipsum0.*…$/);
   });
 
-  it('renders the words around a match wherever it falls among the body\'s stored parts of text', async () => {
+  it("renders the words around a match wherever it falls among the body's stored parts of text", async () => {
     const { store } = openStore();
     // 1,200 distinct words of 5 to 13 characters: ~12,000 characters, twelve stored parts of 1,024,
     // whose ends fall at every place in a word and between words. Every word is searched for: its
@@ -308,7 +429,11 @@ describe('SQLite search', () => {
       const start = Math.max(0, Math.min(hit - 2, tokens.length - 24));
       const end = start + 24;
       // The heading `Parts` ends without punctuation: a window that holds it shows the break as ` · `.
-      const window = tokens.slice(start, end).map((word, i) => (start + i === hit ? `**${word}**` : word)).join(' ').replace(/^Parts /, 'Parts · ');
+      const window = tokens
+        .slice(start, end)
+        .map((word, i) => (start + i === hit ? `**${word}**` : word))
+        .join(' ')
+        .replace(/^Parts /, 'Parts · ');
       // A window's last word ending exactly where a part ends was once taken for a word cut by the
       // slice of text read: the snippet came a word short, or at the body's end with it unmarked.
       expect(item?.snippet, tokens[hit]).toBe(`${start > 0 ? '…' : ''}${window}${end < tokens.length ? '…' : ''}`);
@@ -324,10 +449,15 @@ describe('SQLite search', () => {
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
     old.exec(first.sql);
     old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (1, ?)').run(new Date().toISOString());
-    old.prepare(`INSERT INTO guides (id, slug, status, title, summary, tags, language, published_at, published_ms, updated_at, markdown,
+    old
+      .prepare(
+        `INSERT INTO guides (id, slug, status, title, summary, tags, language, published_at, published_ms, updated_at, markdown,
       word_count, reading_time_minutes, headings, content_hash) VALUES (7, 'cold-chain', 'published', 'Cold chain', 'Keep it cold.', '["food-safety"]',
-      'en', '2026-01-01T09:00:00Z', ?, NULL, '# Cold chain\n\nReceive chilled deliveries at 5 °C or below.\n', 8, 1, '[]', 'h')`).run(Date.parse('2026-01-01T09:00:00Z'));
-    old.prepare('INSERT INTO guides_fts (rowid, title, summary, tags, body) VALUES (7, ?, ?, ?, ?)')
+      'en', '2026-01-01T09:00:00Z', ?, NULL, '# Cold chain\n\nReceive chilled deliveries at 5 °C or below.\n', 8, 1, '[]', 'h')`,
+      )
+      .run(Date.parse('2026-01-01T09:00:00Z'));
+    old
+      .prepare('INSERT INTO guides_fts (rowid, title, summary, tags, body) VALUES (7, ?, ?, ?, ?)')
       .run('Cold chain', 'Keep it cold.', 'food-safety', 'Cold chain\nReceive chilled deliveries at 5 °C or below.');
     old.prepare("UPDATE meta SET value = '1' WHERE key = 'content_version'").run();
     old.close();
@@ -335,7 +465,9 @@ describe('SQLite search', () => {
     const store = createSqliteGuideStore(file);
     stores.push(store);
     const page = await store.searchPublishedGuides({ query: parseSearchQuery('deliveries'), limit: 5 });
-    expect(page.items.map((item) => [item.slug, item.snippet])).toEqual([['cold-chain', 'Cold chain · Receive chilled **deliveries** at 5 °C or below.']]);
+    expect(page.items.map((item) => [item.slug, item.snippet])).toEqual([
+      ['cold-chain', 'Cold chain · Receive chilled **deliveries** at 5 °C or below.'],
+    ]);
     expect((await store.listPublishedGuides({ limit: 5 })).items.map((item) => item.slug)).toEqual(['cold-chain']);
   });
 });
