@@ -1,6 +1,5 @@
 /** The embedded backend: better-sqlite3 in WAL mode, with its own search index (docs/search.md). Calls are synchronous; the interface is async. */
 import { mkdirSync } from 'node:fs';
-import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isUnavailableError, openSqliteDatabase, snapshotReader } from './sqlite-database.js';
@@ -23,11 +22,11 @@ import { createSqliteSearch, searchPage } from './search/sqlite-search.js';
 import type { SqliteSearch } from './search/sqlite-search.js';
 import { createSearchPool } from './search/sqlite-search-pool.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
-import { SearchAnalyzer } from './search/sqlite-analyzer.js';
 import { SQLITE_GUIDE_PREPARATION } from './sqlite-guide-preparer.js';
 import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
 import type { SearchDoc } from './search/sqlite-index-format.js';
-import { SearchIndexBuilder, buildSearchIndex } from './search/sqlite-index-builder.js';
+import { buildSearchIndex } from './search/sqlite-index-builder.js';
+import { guideRow, writeSearchIndex } from './sqlite-import-rows.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -183,7 +182,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
     return {
       add(guide, contentHash, search) {
         if (planner.add(guide, contentHash).write) {
-          const { id } = statements.upsert.get(toRow(guide, contentHash)) as { id: number };
+          const { id } = statements.upsert.get(guideRow(guide, contentHash)) as { id: number };
           statements.deleteText.run(id, id);
           textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
           writes += 1;
@@ -364,50 +363,4 @@ interface ImportSession {
   /** `search`: the guide's search document when the reader prepared it (published guides), else it is made at finish. */
   add(guide: GuideRecord, contentHash: string, search?: SearchDoc): void;
   finish(product: ProductInfo, resources: ResourceLink[]): ImportSummary;
-}
-
-/**
- * Rebuilds the search index from the folder's published guides (search documents prepared while
- * reading, or guides analyzed now), in list order: publishedAt desc, slug in byte order.
- */
-function writeSearchIndex(
-  db: Database.Database,
-  published: ReadonlyMap<string, GuideRecord | SearchDoc>,
-  ids: readonly { id: number; slug: string }[],
-): void {
-  const idOf = new Map(ids.map((row) => [row.slug, row.id]));
-  const entries = [...published].map(([slug, item]) => ({
-    slug,
-    item,
-    publishedMs: 'terms' in item ? item.publishedMs : Date.parse(item.publishedAt as string),
-  }));
-  entries.sort((a, b) => b.publishedMs - a.publishedMs || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
-  const builder = new SearchIndexBuilder(db);
-  let analyzer: SearchAnalyzer | undefined;
-  for (const { slug, item } of entries) {
-    const doc = 'terms' in item ? item : (analyzer ??= new SearchAnalyzer()).searchDoc(item);
-    builder.add({ ...doc, guideId: idOf.get(slug) as number });
-  }
-  builder.finish();
-}
-
-function toRow(guide: GuideRecord, contentHash: string): Record<string, unknown> {
-  return {
-    slug: guide.slug,
-    status: guide.status,
-    title: guide.title,
-    summary: guide.summary,
-    tags: JSON.stringify(guide.tags),
-    language: guide.language,
-    published_at: guide.publishedAt,
-    published_ms: guide.publishedAt === null ? null : Date.parse(guide.publishedAt),
-    updated_at: guide.updatedAt,
-    author: guide.author ? JSON.stringify(guide.author) : null,
-    canonical_url: guide.canonicalUrl ?? null,
-    markdown: guide.markdown,
-    word_count: guide.wordCount,
-    reading_time_minutes: guide.readingTimeMinutes,
-    headings: JSON.stringify(guide.headings),
-    content_hash: contentHash,
-  };
 }
