@@ -4,49 +4,18 @@
  * UTF-8 text, or is larger than MAX_GUIDE_BYTES, is invalid. An invalid file fails the import
  * (exit 1, the file named with its reason) and changes nothing.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
+import { guides, ROOT, storeSnapshot } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 const TINY = path.join(ROOT, 'test', 'fixtures', 'content-tiny');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function importFolder(dir: string, db: string, env: Record<string, string> = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'import', dir], {
-      env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, ...env },
-      cwd: ROOT,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-/** Everything the store serves, for before/after comparisons. */
-async function snapshot(db: string): Promise<string> {
-  const store = createSqliteGuideStore(db);
-  try {
-    const index = await store.listPublishedIndex();
-    const details = await Promise.all(index.map((g) => store.getPublishedGuide(g.slug)));
-    return JSON.stringify([await store.contentVersion(), await store.getProduct(), await store.getResources(), details]);
-  } finally {
-    await store.close();
-  }
-}
+const importFolder = (dir: string, db: string, env: Record<string, string> = {}): Promise<CliResult> =>
+  guides(['import', dir], { DATABASE_URL: `sqlite:${db}`, ...env });
+const snapshot = storeSnapshot;
 
 const dirs: string[] = [];
 afterEach(() => {

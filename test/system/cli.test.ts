@@ -7,41 +7,14 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
+import { CLI, guides, ROOT, storeSnapshot } from '../helpers/cli.js';
 import { POSTGRES_ADMIN_URL, createTestDatabase, requirePostgres } from '../helpers/postgres-database.js';
 import { freePort } from '../helpers/redis-server.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function guides(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, cwd: ROOT });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-/** Everything the store serves, for before/after comparisons. */
-async function snapshot(dbFile: string): Promise<string> {
-  const store = createSqliteGuideStore(dbFile);
-  try {
-    const index = await store.listPublishedIndex();
-    const details = await Promise.all(index.map((g) => store.getPublishedGuide(g.slug)));
-    return JSON.stringify([await store.contentVersion(), await store.getProduct(), await store.getResources(), details]);
-  } finally {
-    await store.close();
-  }
-}
+const snapshot = storeSnapshot;
 
 const dirs: string[] = [];
 function tempDir(): string {
