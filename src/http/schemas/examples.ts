@@ -3,11 +3,10 @@
  * schemas: test/http/plugins/openapi.test.ts checks each one against the schema it illustrates and
  * against what the API really answers for the sample content, so they cannot drift unnoticed.
  */
-import { SOFTWARE_VERSION } from '../../version.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
+import { MAX_LIMIT } from '../../guides/limits.js';
 import { problemBody } from '../problems.js';
 import type { GuideDetail, GuideList } from './guide.js';
-import type { Product } from './product.js';
+import { productBody } from './product.js';
 import type { Resources } from './resource.js';
 import type { NamedExample } from './responses.js';
 
@@ -17,26 +16,14 @@ const SEARCH_CURSOR =
   'WzEsInMiLCJmb29kIHdhc3RlIiwtMC41MTc0NzQzNTMyMjc0NDQzLDE3Njg5Mjc1MDAwMDAsInJlZHVjZS1mb29kLXdhc3RlIl0.JiArlGExNX2Ivx4GQvmBsg';
 
 export function productExamples(base: string): Record<string, NamedExample> {
-  const value: Product = {
-    name: 'Restaurant Guides',
-    description: 'Practical guides for running a restaurant, from food safety and allergens to menu costing, staffing and service.',
-    homepage: 'https://guides.example.com',
-    apiVersion: 'v1',
-    softwareVersion: SOFTWARE_VERSION,
-    capabilities: {
-      readOnly: true,
-      search: { parameter: 'q', maxLength: MAX_QUERY_LENGTH },
-      pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT },
-      formats: ['application/json', 'text/markdown'],
+  const value = productBody(
+    {
+      name: 'Restaurant Guides',
+      description: 'Practical guides for running a restaurant, from food safety and allergens to menu costing, staffing and service.',
+      homepage: 'https://guides.example.com',
     },
-    links: {
-      guides: `${base}/api/v1/guides`,
-      resources: `${base}/api/v1/resources`,
-      openapi: `${base}/openapi.json`,
-      docs: `${base}/docs`,
-      mcp: `${base}/mcp`,
-    },
-  };
+    base,
+  );
   return { sample: { summary: "The sample content's product.yaml", value } };
 }
 

@@ -1,6 +1,8 @@
 import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 import { AbsoluteUrlSchema } from './common.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
+import { SOFTWARE_VERSION } from '../../version.js';
 
 export const ProductSchema = Type.Object(
   {
@@ -46,3 +48,27 @@ export const ProductSchema = Type.Object(
   },
 );
 export type Product = Static<typeof ProductSchema>;
+
+/** The product document for the content's identity: the route serves it, the OpenAPI example shows it. */
+export function productBody(identity: { name: string; description: string; homepage?: string }, base: string): Product {
+  return {
+    name: identity.name,
+    description: identity.description,
+    ...(identity.homepage ? { homepage: identity.homepage } : {}),
+    apiVersion: 'v1',
+    softwareVersion: SOFTWARE_VERSION,
+    capabilities: {
+      readOnly: true,
+      search: { parameter: 'q', maxLength: MAX_QUERY_LENGTH },
+      pagination: { style: 'cursor', cursorParameter: 'cursor', limitParameter: 'limit', defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT },
+      formats: ['application/json', 'text/markdown'],
+    },
+    links: {
+      guides: `${base}/api/v1/guides`,
+      resources: `${base}/api/v1/resources`,
+      openapi: `${base}/openapi.json`,
+      docs: `${base}/docs`,
+      mcp: `${base}/mcp`,
+    },
+  };
+}
