@@ -26,7 +26,8 @@ import { SQLITE_GUIDE_PREPARATION } from './sqlite-guide-preparer.js';
 import { SEARCH_FORMAT_VERSION, textParts } from './search/sqlite-index-format.js';
 import type { SearchDoc } from './search/sqlite-index-format.js';
 import { buildSearchIndex } from './search/sqlite-index-builder.js';
-import { guideRow, writeSearchIndex } from './sqlite-import-rows.js';
+import { guideRow } from './sqlite-import-rows.js';
+import { StagedSearchDocs } from './search/sqlite-staged-docs.js';
 
 const SUMMARY_COLUMNS = `g.slug, g.title, g.summary, g.tags, g.language, g.published_at, g.published_ms,
   g.updated_at, g.reading_time_minutes`;
@@ -177,8 +178,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash })),
     );
     let writes = 0;
-    // The folder's published guides. A slug given twice was written twice, the last one winning: index that one only.
-    const published = new Map<string, GuideRecord | SearchDoc>();
+    const staged = new StagedSearchDocs(db);
     return {
       add(guide, contentHash, search) {
         if (planner.add(guide, contentHash).write) {
@@ -187,16 +187,18 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
           textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
           writes += 1;
         }
-        if (guide.status === 'published') published.set(guide.slug, search ?? guide);
-        else published.delete(guide.slug);
+        // A slug given twice was written twice, the last one winning: index that one only.
+        if (guide.status === 'published') staged.add(guide, search);
+        else staged.remove(guide.slug);
       },
       finish(product, resources) {
         const archive = planner.finish();
         for (const slug of archive) statements.archive.run(slug);
         // Relevance statistics are global, so any change to the guides rebuilds the whole index. The
         // folder holds every guide (those not in it were just archived), so its published guides are
-        // exactly the published guides now, and the index is built from memory, not read back.
-        if (writes > 0 || archive.length > 0) writeSearchIndex(db, published, statements.publishedIds.all());
+        // exactly the published guides now.
+        if (writes > 0 || archive.length > 0) staged.writeIndex(statements.publishedIds.all());
+        staged.clear();
         const productJson = JSON.stringify(product);
         const resourcesJson = JSON.stringify(resources);
         const productChanged = readMeta('product') !== productJson;

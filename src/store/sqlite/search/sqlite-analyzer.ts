@@ -1,6 +1,6 @@
 /** Guide → search document: the analyzer that reads a guide's columns into tokens (see sqlite-index-format.ts). */
 import type { GuideRecord } from '../../../guides/guide.js';
-import { CHECKPOINT_EVERY, COLUMNS, HIGH_SURROGATE, VarintWriter, headOf, searchCardJson } from './sqlite-index-format.js';
+import { CHECKPOINT_EVERY, COLUMNS, HIGH_SURROGATE, VarintWriter, headOf, packDocTerms, searchCardJson } from './sqlite-index-format.js';
 import type { DocTerms, SearchDoc, SearchDocData } from './sqlite-index-format.js';
 import { ABSENT, ASCII_WORD, FNV_OFFSET, FNV_PRIME, WordTable, isWordCode, wordTokens } from './sqlite-text.js';
 
@@ -152,20 +152,12 @@ export class SearchAnalyzer {
     header.push(checkpointCount);
     header.bytes.set(checkpoints.bytes.subarray(0, checkpoints.length), header.length);
     header.length += checkpoints.length;
-    // One buffer: the 4-byte arrays first (aligned), then the sequence, then the header bytes.
-    const wide = distinct > 0xffff + 1;
-    const termBytes = distinct * 4;
-    const sequenceBytes = count * (wide ? 4 : 2);
-    const buffer = new ArrayBuffer(termBytes * 2 + sequenceBytes + header.length);
-    const termsView = new Uint32Array(buffer, 0, distinct);
-    termsView.set(terms.subarray(0, distinct));
-    const bodyCountsView = new Uint32Array(buffer, termBytes, distinct);
-    bodyCountsView.set(bodyCounts.subarray(0, distinct));
-    const sequenceView = wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count);
-    sequenceView.set(sequence.subarray(0, count));
-    const headerView = new Uint8Array(buffer, termBytes * 2 + sequenceBytes, header.length);
-    headerView.set(header.bytes.subarray(0, header.length));
-    return { header: headerView, terms: termsView, bodyCounts: bodyCountsView, sequence: sequenceView };
+    return packDocTerms(
+      header.bytes.subarray(0, header.length),
+      terms.subarray(0, distinct),
+      bodyCounts.subarray(0, distinct),
+      sequence.subarray(0, count),
+    );
   }
 
   /** A published guide's search document, without the vocabulary (to send to another thread). */

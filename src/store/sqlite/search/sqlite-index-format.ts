@@ -196,6 +196,50 @@ export interface DocTerms {
   sequence: Uint16Array | Uint32Array;
 }
 
+/** Local ids fit in 16 bits up to this many distinct tokens in a guide. */
+const NARROW_DISTINCT = 0x10000;
+
+/** One guide's DocTerms in one new buffer: terms and body counts (4 bytes each), the sequence (2 or 4 bytes a token), the header. */
+export function packDocTerms(header: Uint8Array, terms: Uint32Array, bodyCounts: Uint32Array, sequence: Uint32Array): DocTerms {
+  const distinct = terms.length;
+  const count = sequence.length;
+  const termBytes = distinct * 4;
+  const sequenceBytes = count * (distinct > NARROW_DISTINCT ? 4 : 2);
+  const buffer = new ArrayBuffer(termBytes * 2 + sequenceBytes + header.length);
+  const packed = docTermsFromBuffer(buffer, distinct, count);
+  packed.terms.set(terms);
+  packed.bodyCounts.set(bodyCounts);
+  packed.sequence.set(sequence);
+  packed.header.set(header);
+  return packed;
+}
+
+/** The DocTerms packDocTerms laid out in `buffer`. */
+function docTermsFromBuffer(buffer: ArrayBuffer, distinct: number, count: number): DocTerms {
+  const termBytes = distinct * 4;
+  const wide = distinct > NARROW_DISTINCT;
+  const sequenceEnd = termBytes * 2 + count * (wide ? 4 : 2);
+  return {
+    terms: new Uint32Array(buffer, 0, distinct),
+    bodyCounts: new Uint32Array(buffer, termBytes, distinct),
+    sequence: wide ? new Uint32Array(buffer, termBytes * 2, count) : new Uint16Array(buffer, termBytes * 2, count),
+    header: new Uint8Array(buffer, sequenceEnd),
+  };
+}
+
+/** A packed DocTerms as bytes to store (the buffer packDocTerms made, or a copy of the part the views cover). */
+export function docTermsBytes(terms: DocTerms): Uint8Array {
+  const buffer = terms.terms.buffer;
+  const end = terms.header.byteOffset + terms.header.byteLength;
+  return new Uint8Array(buffer, 0, end);
+}
+
+/** The DocTerms of bytes docTermsBytes gave, for a guide of `distinct` distinct tokens and `count` tokens in all. */
+export function docTermsFromBytes(bytes: Uint8Array, distinct: number, count: number): DocTerms {
+  // A copy: the 4-byte views need an aligned buffer of their own.
+  return docTermsFromBuffer(new Uint8Array(bytes).buffer, distinct, count);
+}
+
 /** What the index keeps of a published guide: its card, the head of its text, and its tokens. */
 export interface SearchDocData {
   /** The SearchCard as searchCardJson writes it. */
