@@ -21,6 +21,9 @@ export interface MarkdownFacts {
 // definition stays where it is written, as GFM reads them.
 const parser = new MarkdownIt({ html: true }).use(footnote);
 parser.core.ruler.disable('footnote_tail');
+// Link destinations are normalized (percent-encoded, punycode) for rendering an href; only link
+// text counts here, so destinations stay as written. validateLink still sees them and decides.
+parser.normalizeLink = (url) => url;
 
 /** A GFM task list item's check (`[ ]`, `[x]`) in the source of its first paragraph: whitespace follows, and (the source being trimmed) more text. */
 const TASK_CHECK = /^\[[ \t\nxX]\][ \t\n]/;
