@@ -7,7 +7,7 @@ import { COMMANDS, USAGE, unknownOptionMessage } from './command-specs.js';
 import { ConfigError, loadConfig } from './config.js';
 import { formatProblem } from './content/problems.js';
 import { openStore } from './store/open-store.js';
-import { SOFTWARE_VERSION } from './version.js';
+import { SOFTWARE_VERSION } from './lib/version.js';
 
 /** Files at which import shows a progress bar (on a terminal only). */
 const PROGRESS_THRESHOLD = 50;

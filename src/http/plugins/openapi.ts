@@ -6,7 +6,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../config.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
-import { SOFTWARE_VERSION } from '../../version.js';
+import { SOFTWARE_VERSION } from '../../lib/version.js';
 import type { App, RouteContext } from '../app-types.js';
 import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../schemas/guide.js';
 import { ProblemSchema } from '../schemas/problem.js';

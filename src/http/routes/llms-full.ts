@@ -10,7 +10,7 @@ import { constants as zlibConstants, createBrotliCompress, createGzip } from 'no
 import type { GuideDetailData } from '../../guides/guide.js';
 import type { ListPosition } from '../../guides/cursor.js';
 import type { GuideStore } from '../../store/guide-store.js';
-import { SOFTWARE_VERSION } from '../../version.js';
+import { SOFTWARE_VERSION } from '../../lib/version.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideUrl } from '../../representation/guide-list-body.js';
 import { MARKDOWN_TYPE, renderGuideMarkdown } from '../guide-markdown.js';

@@ -30,13 +30,13 @@ import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guid
 import { createSearchPool } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
 import { createWatchedSqliteStore } from '../../../../src/store/sqlite/sqlite-watched-store.js';
 import type { SearchPriority } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
-import type * as StartWorkerModule from '../../../../src/start-worker.js';
+import type * as StartWorkerModule from '../../../../src/lib/start-worker.js';
 import { makeTempDir } from '../../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../../helpers/guide-factory.js';
 
 // Every worker the pool starts, so that a test can end one as a crash would.
 const started = vi.hoisted((): Worker[] => []);
-vi.mock('../../../../src/start-worker.js', async (importOriginal) => {
+vi.mock('../../../../src/lib/start-worker.js', async (importOriginal) => {
   const original = await importOriginal<typeof StartWorkerModule>();
   return {
     startWorker: (...args: Parameters<typeof original.startWorker>): Worker => {
