@@ -10,6 +10,7 @@ import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { createCursorCodec } from './guides/cursor.js';
 import type { CursorCodec } from './guides/cursor.js';
+import type { SearchPageRenderer } from './representation/rendered-page.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/cache/representation-cache.js';
@@ -40,6 +41,8 @@ import { registerRootRoute } from './http/routes/root.js';
 export interface BuildAppOptions {
   config: Config;
   store: GuideStore;
+  /** Offered next to the store by a backend that renders search pages where it searches (store/open-store.ts). */
+  searchPages?: SearchPageRenderer;
   /** A pino logger (or false for none); default: pino at config.logLevel on stdout. */
   logger?: FastifyBaseLogger | false;
 }
@@ -78,7 +81,7 @@ function rewriteUnroutable(request: { url?: string }): string {
   return url;
 }
 
-export function buildApp({ config, store, logger }: BuildAppOptions): App {
+export function buildApp({ config, store, searchPages, logger }: BuildAppOptions): App {
   const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> =
     logger === false
       ? { logger: false }
@@ -180,7 +183,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   app.register(swagger, openApiOptions(config));
 
   // The routes search through the search budget's queue.
-  const context: RouteContext = { config, store: searchBudget.queueSearches(store), cache, cursorCodec };
+  const context: RouteContext = { config, ...searchBudget.queueSearches({ store, searchPages }), cache, cursorCodec };
   // Registered after swagger so that its onRoute hook sees every route.
   app.register(async (instance) => {
     const routes = instance as App;

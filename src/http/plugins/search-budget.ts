@@ -15,12 +15,13 @@
  *   finds the queue full is refused, with 503 service-unavailable and Retry-After.
  *
  * Both are Fastify's own hooks and wrappers: the per-client count in the list route's onRequest
- * (released at onResponse or onRequestAbort), the queue around the store's search calls.
+ * (released at onResponse or onRequestAbort), the queue around the store's search calls and the
+ * search page renderer's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pLimit from 'p-limit';
 import type { Config } from '../../config.js';
-import type { GuideStore } from '../../store/guide-store.js';
+import type { RouteContext } from '../app-types.js';
 import { AppError } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
 import { hooksOf } from './hooks-of.js';
@@ -41,10 +42,13 @@ export interface SearchBudgetStats {
   readonly queued: number;
 }
 
+/** The route context's searching parts: the store, and the search page renderer its backend offers, if any. */
+export type Searches = Pick<RouteContext, 'store' | 'searchPages'>;
+
 export interface SearchBudget {
   stats: SearchBudgetStats;
-  /** The store with its search calls behind the queue (the store itself when the budget is off). */
-  queueSearches(store: GuideStore): GuideStore;
+  /** The same with every search call behind the queue (the same objects when the budget is off). */
+  queueSearches(searches: Searches): Searches;
 }
 
 /** Whether a list request is a search: a non-blank q, or a cursor that continues a search (read, not verified). */
@@ -77,7 +81,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
       return limit.pendingCount;
     },
   };
-  if (config.searchConcurrency === 0) return { stats, queueSearches: (store) => store };
+  if (config.searchConcurrency === 0) return { stats, queueSearches: (searches) => searches };
 
   const queueFull = new AppError(
     'service-unavailable',
@@ -91,16 +95,12 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     }
     return limit(search);
   };
-  const queueSearches = (store: GuideStore): GuideStore => {
-    const { renderSearchPage } = store;
-    return {
-      ...store,
-      searchPublishedGuides: (options) => queued(() => store.searchPublishedGuides(options)),
-      ...(renderSearchPage
-        ? { renderSearchPage: (options, rendering) => queued(() => renderSearchPage.call(store, options, rendering)) }
-        : {}),
-    };
-  };
+  const queueSearches = ({ store, searchPages }: Searches): Searches => ({
+    store: { ...store, searchPublishedGuides: (options) => queued(() => store.searchPublishedGuides(options)) },
+    ...(searchPages
+      ? { searchPages: { renderSearchPage: (options, rendering) => queued(() => searchPages.renderSearchPage(options, rendering)) } }
+      : {}),
+  });
 
   const perClient = config.searchConcurrencyPerClient;
   if (perClient === 0) return { stats, queueSearches };

@@ -52,7 +52,7 @@ function httpDate(timestamp: string): string {
   return new Date(timestamp).toUTCString();
 }
 
-export function registerGuideRoutes(app: App, { config, store, cache, cursorCodec }: RouteContext): void {
+export function registerGuideRoutes(app: App, { config, store, searchPages, cache, cursorCodec }: RouteContext): void {
   const base = config.publicBaseUrl;
   const withUrl = (guide: GuideDetailData): GuideDetail => ({ ...guide, url: guideUrl(base, guide.slug) });
   const linkTo = (limit: number, nextCursor: string | undefined): { link?: string } =>
@@ -86,10 +86,10 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
         const query = parseSearchQuery(text);
         if (query.terms.length === 0) return { body: guideListBody([], base) };
         const options = { query, limit, ...(position?.kind === 'search' ? { after: position.after } : {}) };
-        const rendered = store.renderSearchPage
+        const rendered = searchPages
           ? // Rendered (and compressed, for the coding asked for) where the search ran, a search
             // worker: this thread only sends the bytes.
-            await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
+            await searchPages.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
           : renderSearchPage(await store.searchPublishedGuides(options), query.text, { urlBase: base, cursorKey: codec.signingKey });
         return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
       },
