@@ -17,12 +17,12 @@ import { createRepresentationCache } from './http/cache/representation-cache.js'
 import { registerCompression } from './http/plugins/compression.js';
 import { registerContentVersion } from './http/plugins/content-version.js';
 import { registerEarlyAnswers } from './http/fast-path/early-answers.js';
-import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
+import { hardenedServerOptions, measureConnectionErrors, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMethodRule } from './http/plugins/method-rule.js';
-import { registerMetrics } from './http/plugins/metrics.js';
+import { createMetricsTable, registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { registerRequestLog } from './http/plugins/request-log.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
@@ -110,6 +110,8 @@ export function buildApp({ config, store, searchPages, logger }: BuildAppOptions
 
   serializers.compileAfterListen(app);
 
+  // Each component adds what it measures as it is made; /metrics lists them in that order.
+  const metrics = createMetricsTable();
   const cache = createRepresentationCache({
     maxEntries: 10_000,
     // RESPONSE_CACHE_MB: one-off requests (distinct searches, cursors, a crawler's reads) are not
@@ -118,6 +120,7 @@ export function buildApp({ config, store, searchPages, logger }: BuildAppOptions
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
     currentVersion: () => contentVersion(),
+    metrics,
   });
 
   let codecPromise: Promise<CursorCodec> | undefined;
@@ -165,19 +168,14 @@ export function buildApp({ config, store, searchPages, logger }: BuildAppOptions
   });
   // Each registers application-wide hooks, in this order, after CORS (so 414/429/503 keep CORS headers).
   registerHardening(app, config);
-  const rateLimit = registerRateLimit(app, { config });
+  const rateLimit = registerRateLimit(app, { config, metrics });
   registerUrlCap(app, config);
   registerMethodRule(app);
-  const loadShedding = registerLoadShedding(app, config);
-  const searchBudget = registerSearchBudget(app, config);
+  const loadShedding = registerLoadShedding(app, config, metrics);
+  const searchBudget = registerSearchBudget(app, config, metrics);
+  measureConnectionErrors(metrics, connections);
   registerCompression(app);
-  const observe = registerMetrics(app, {
-    cache,
-    rateLimit: rateLimit.stats,
-    loadShedding: loadShedding.stats,
-    searchBudget: searchBudget.stats,
-    connections,
-  });
+  const observe = registerMetrics(app, metrics);
   // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
   if (config.fastPath) registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));

@@ -25,6 +25,7 @@ import {
   representationHash,
 } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
+import type { MetricsTable } from '../plugins/metrics.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { Doorkeeper } from './doorkeeper.js';
 import type { Rendered } from './rendered.js';
@@ -114,6 +115,8 @@ export interface CacheOptions {
   cacheControl: string;
   /** The content version the representation belongs to; bumps invalidate everything. */
   currentVersion: () => number;
+  /** Where the cache adds what it measures (its stats, size and bytes), for /metrics. */
+  metrics?: MetricsTable;
 }
 
 /** Counters read by /metrics; plain numbers so the request path pays an increment, nothing more. */
@@ -144,6 +147,41 @@ export function createRepresentationCache(options: CacheOptions) {
     max: Math.max(1, options.maxEntries),
     ...(options.maxBytes > 0 ? { maxSize: options.maxBytes, sizeCalculation: (representation) => Math.max(1, representation.bytes) } : {}),
   });
+  options.metrics?.add(
+    {
+      name: 'guides_cache_lookups_total',
+      type: 'counter',
+      label: 'result',
+      read: () => ({ hit: stats.hits, miss: stats.misses }),
+      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
+    },
+    {
+      name: 'guides_cache_declined_total',
+      type: 'counter',
+      read: () => stats.declined,
+      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).',
+    },
+    {
+      name: 'guides_early_answers_total',
+      type: 'counter',
+      read: () => stats.earlyHits,
+      help: "Cache hits answered in the HTTP server's request listener, before Fastify (also counted as hits).",
+    },
+    { name: 'guides_cache_entries', type: 'gauge', read: () => entries.size, help: 'Representations held in the cache.' },
+    {
+      name: 'guides_cache_bytes',
+      type: 'gauge',
+      read: () => entries.calculatedSize,
+      help: 'Bytes held by the cache (identity and compressed bodies).',
+    },
+    {
+      name: 'guides_compressions_total',
+      type: 'counter',
+      label: 'coding',
+      read: () => ({ br: stats.compressions.br, gzip: stats.compressions.gzip }),
+      help: 'Cached representations compressed, by content coding (each at most once per content version).',
+    },
+  );
 
   function remember(key: string, representation: Representation): void {
     // RESPONSE_CACHE_MB=0 keeps nothing (lru-cache reads a maxSize of 0 as no bound).

@@ -25,6 +25,7 @@ import type { RouteContext } from '../app-types.js';
 import { AppError } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
 import { hooksOf } from './hooks-of.js';
+import type { MetricsTable } from './metrics.js';
 import { clientKey } from './rate-limit-counters.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
@@ -33,20 +34,10 @@ const SEARCH_POLICY_NAME = 'searches-in-flight';
 /** A search takes milliseconds: a slot is free again well within a second. */
 const RETRY_AFTER_SECONDS = 1;
 
-export interface SearchBudgetStats {
-  /** Searches refused with 503 because the queue was full. */
-  shed: number;
-  /** Searches refused with 429 because their client had too many in flight. */
-  clientLimited: number;
-  /** Searches waiting in the queue now. */
-  readonly queued: number;
-}
-
 /** The route context's searching parts: the store, and the search page renderer its backend offers, if any. */
 export type Searches = Pick<RouteContext, 'store' | 'searchPages'>;
 
 export interface SearchBudget {
-  stats: SearchBudgetStats;
   /** The same with every search call behind the queue (the same objects when the budget is off). */
   queueSearches(searches: Searches): Searches;
 }
@@ -72,16 +63,30 @@ function withItem(reply: FastifyReply, name: string, item: string): string {
   return typeof current === 'string' && current !== '' ? `${current}, ${item}` : item;
 }
 
-export function registerSearchBudget(app: FastifyInstance, config: Config): SearchBudget {
+export function registerSearchBudget(app: FastifyInstance, config: Config, metrics: MetricsTable): SearchBudget {
   const limit = pLimit(Math.max(1, config.searchConcurrency));
-  const stats: SearchBudgetStats = {
-    shed: 0,
-    clientLimited: 0,
-    get queued() {
-      return limit.pendingCount;
+  const stats = { shed: 0, clientLimited: 0 };
+  metrics.add(
+    {
+      name: 'guides_search_shed_total',
+      type: 'counter',
+      read: () => stats.shed,
+      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).',
     },
-  };
-  if (config.searchConcurrency === 0) return { stats, queueSearches: (searches) => searches };
+    {
+      name: 'guides_search_client_limited_total',
+      type: 'counter',
+      read: () => stats.clientLimited,
+      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.',
+    },
+    {
+      name: 'guides_search_queued',
+      type: 'gauge',
+      read: () => limit.pendingCount,
+      help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.',
+    },
+  );
+  if (config.searchConcurrency === 0) return { queueSearches: (searches) => searches };
 
   const queueFull = new AppError(
     'service-unavailable',
@@ -103,7 +108,7 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
   });
 
   const perClient = config.searchConcurrencyPerClient;
-  if (perClient === 0) return { stats, queueSearches };
+  if (perClient === 0) return { queueSearches };
   const inFlight = new Map<string, number>();
   const counted = new WeakMap<FastifyRequest, string>();
   const policy = `"${SEARCH_POLICY_NAME}";q=${perClient};qu="concurrent-requests"`;
@@ -166,5 +171,5 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
       });
     }),
   );
-  return { stats, queueSearches };
+  return { queueSearches };
 }
