@@ -15,7 +15,7 @@ export default tseslint.config(
   },
   {
     // A module awaiting at its top level, in a worker thread that is stopped meanwhile, aborted
-    // the whole process on Node 24 (src/http/representation.ts, loadRepresentationHash).
+    // the whole process on Node 24 (src/representation/representation.ts, loadRepresentationHash).
     files: ['src/**/*.ts'],
     rules: {
       'no-restricted-syntax': [

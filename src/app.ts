@@ -10,18 +10,19 @@ import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
 import { createCursorCodec } from './guides/cursor.js';
 import type { CursorCodec } from './guides/cursor.js';
+import type { SearchPageRenderer } from './representation/rendered-page.js';
 import type { GuideStore } from './store/guide-store.js';
 import type { App, RouteContext } from './http/app-types.js';
 import { createRepresentationCache } from './http/cache/representation-cache.js';
 import { registerCompression } from './http/plugins/compression.js';
 import { registerContentVersion } from './http/plugins/content-version.js';
 import { registerEarlyAnswers } from './http/fast-path/early-answers.js';
-import { hardenedServerOptions, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
+import { hardenedServerOptions, measureConnectionErrors, registerHardening, registerUrlCap } from './http/plugins/hardening.js';
 import type { ClientErrorCounter } from './http/plugins/hardening.js';
 import { createLazySerializers } from './http/plugins/lazy-serializers.js';
 import { registerLoadShedding } from './http/plugins/load-shedding.js';
 import { registerMethodRule } from './http/plugins/method-rule.js';
-import { registerMetrics } from './http/plugins/metrics.js';
+import { createMetricsTable, registerMetrics } from './http/plugins/metrics.js';
 import { registerRateLimit } from './http/plugins/rate-limit.js';
 import { registerRequestLog } from './http/plugins/request-log.js';
 import { registerSearchBudget } from './http/plugins/search-budget.js';
@@ -40,6 +41,8 @@ import { registerRootRoute } from './http/routes/root.js';
 export interface BuildAppOptions {
   config: Config;
   store: GuideStore;
+  /** Offered next to the store by a backend that renders search pages where it searches (store/open-store.ts). */
+  searchPages?: SearchPageRenderer;
   /** A pino logger (or false for none); default: pino at config.logLevel on stdout. */
   logger?: FastifyBaseLogger | false;
 }
@@ -78,7 +81,7 @@ function rewriteUnroutable(request: { url?: string }): string {
   return url;
 }
 
-export function buildApp({ config, store, logger }: BuildAppOptions): App {
+export function buildApp({ config, store, searchPages, logger }: BuildAppOptions): App {
   const loggerOptions: Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> =
     logger === false
       ? { logger: false }
@@ -107,6 +110,8 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
 
   serializers.compileAfterListen(app);
 
+  // Each component adds what it measures as it is made; /metrics lists them in that order.
+  const metrics = createMetricsTable();
   const cache = createRepresentationCache({
     maxEntries: 10_000,
     // RESPONSE_CACHE_MB: one-off requests (distinct searches, cursors, a crawler's reads) are not
@@ -115,6 +120,7 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
     admitOnSecondMiss: true,
     cacheControl: `public, max-age=${config.cacheMaxAgeSeconds}, stale-while-revalidate=${config.cacheStaleWhileRevalidateSeconds}`,
     currentVersion: () => contentVersion(),
+    metrics,
   });
 
   let codecPromise: Promise<CursorCodec> | undefined;
@@ -162,25 +168,20 @@ export function buildApp({ config, store, logger }: BuildAppOptions): App {
   });
   // Each registers application-wide hooks, in this order, after CORS (so 414/429/503 keep CORS headers).
   registerHardening(app, config);
-  const rateLimit = registerRateLimit(app, { config });
+  const rateLimit = registerRateLimit(app, { config, metrics });
   registerUrlCap(app, config);
   registerMethodRule(app);
-  const loadShedding = registerLoadShedding(app, config);
-  const searchBudget = registerSearchBudget(app, config);
+  const loadShedding = registerLoadShedding(app, config, metrics);
+  const searchBudget = registerSearchBudget(app, config, metrics);
+  measureConnectionErrors(metrics, connections);
   registerCompression(app);
-  const observe = registerMetrics(app, {
-    cache,
-    rateLimit: rateLimit.stats,
-    loadShedding: loadShedding.stats,
-    searchBudget: searchBudget.stats,
-    connections,
-  });
+  const observe = registerMetrics(app, metrics);
   // Outermost: a cache hit is answered before Fastify looks at the request (a cached search costs no search).
   if (config.fastPath) registerEarlyAnswers(app, { config, cache, rateLimit, loadShedding, observe, log: app.log });
   app.register(swagger, openApiOptions(config));
 
   // The routes search through the search budget's queue.
-  const context: RouteContext = { config, store: searchBudget.queueSearches(store), cache, cursorCodec };
+  const context: RouteContext = { config, ...searchBudget.queueSearches({ store, searchPages }), cache, cursorCodec };
   // Registered after swagger so that its onRoute hook sees every route.
   app.register(async (instance) => {
     const routes = instance as App;

@@ -7,7 +7,7 @@ import { COMMANDS, USAGE, unknownOptionMessage } from './command-specs.js';
 import { ConfigError, loadConfig } from './config.js';
 import { formatProblem } from './content/problems.js';
 import { openStore } from './store/open-store.js';
-import { SOFTWARE_VERSION } from './version.js';
+import { SOFTWARE_VERSION } from './lib/version.js';
 
 /** Files at which import shows a progress bar (on a terminal only). */
 const PROGRESS_THRESHOLD = 50;
@@ -82,7 +82,7 @@ async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<
   // A dry run against an embedded database that does not exist yet plans against an empty one, and leaves no file behind.
   const file = sqliteFileOf(config.databaseUrl);
   const databaseUrl = dryRun && file !== undefined && file !== ':memory:' && !existsSync(file) ? 'sqlite::memory:' : config.databaseUrl;
-  const store = await openStore({ databaseUrl, poolSize: 2 });
+  const { store } = await openStore({ databaseUrl, poolSize: 2 });
   const progress = importProgress(bars, dryRun);
   try {
     await store.migrate();
@@ -105,7 +105,7 @@ async function runImport(dir: string, { dryRun }: { dryRun: boolean }): Promise<
 
 async function runMigrate(): Promise<number> {
   const config = loadConfig();
-  const store = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
+  const { store } = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
   try {
     await store.migrate();
     console.log('Database schema is up to date.');

@@ -1,6 +1,7 @@
 /** Configuration from the environment, validated at start; every problem is reported at once. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_MAX_GUIDE_BYTES } from './guides/limits.js';
 import { SEARCH_PRIORITIES } from './store/open-store.js';
 import type { SearchPriority } from './store/open-store.js';
 
@@ -69,9 +70,6 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
-
-/** MAX_GUIDE_BYTES when unset: far above any real guide, far below what would strain an import. */
-export const DEFAULT_MAX_GUIDE_BYTES = 1024 * 1024;
 
 /** The sample content shipped with the package. */
 export const SAMPLE_CONTENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'content');

@@ -95,7 +95,7 @@ async function runPrimary(config: Config, workers: number): Promise<number> {
   // Migrate and do the first-run import once, before any worker starts, so workers never race on it.
   const { openStore } = await import('./store/open-store.js');
   const { ensureContent } = await import('./server.js');
-  const store = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
+  const { store } = await openStore({ databaseUrl: config.databaseUrl, poolSize: 1 });
   try {
     await store.migrate();
     await ensureContent(store, config, log);

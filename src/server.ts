@@ -76,7 +76,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   }
 
-  const store: GuideStore = await openStore({
+  const { store, searchPages } = await openStore({
     databaseUrl: config.databaseUrl,
     poolSize: config.pgPoolSize,
     watchFile: true,
@@ -93,7 +93,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Loaded here, not at the top: the cluster primary imports this module for ensureContent alone
   // and never needs the HTTP stack.
   const { buildApp } = await import('./app.js');
-  const app = buildApp({ config, store, logger });
+  const app = buildApp({ config, store, searchPages, logger });
   let watcher: ContentWatcher | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -22,7 +22,7 @@ export const MAX_SCANNED_PER_CALL = 1000;
 const SCAN_PAGE = 100;
 
 export async function searchGuides(context: RouteContext, options: { query: string; limit: number; cursor?: string }): Promise<PageResult> {
-  const { store, cursorCodec, config } = context;
+  const { store, searchPages, cursorCodec, config } = context;
   const base = config.publicBaseUrl;
   const codec = await cursorCodec();
   const text = options.query.trim();
@@ -38,8 +38,8 @@ export async function searchGuides(context: RouteContext, options: { query: stri
   if (query.terms.length === 0) return { ok: true, body: guideListBody([], base) };
   const searchOptions = { query, limit: options.limit, ...(after ? { after } : {}) };
   const rendering = { urlBase: base, cursorKey: codec.signingKey };
-  const rendered = store.renderSearchPage
-    ? await store.renderSearchPage(searchOptions, rendering)
+  const rendered = searchPages
+    ? await searchPages.renderSearchPage(searchOptions, rendering)
     : renderSearchPage(await store.searchPublishedGuides(searchOptions), query.text, rendering);
   return { ok: true, body: rendered.body };
 }

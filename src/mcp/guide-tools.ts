@@ -10,8 +10,8 @@ import type { CallToolResult, McpServer, ToolAnnotations } from '@modelcontextpr
 import type { FastifyBaseLogger } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { RouteContext } from '../http/app-types.js';
-import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideSummarySchema } from '../http/schemas/guide.js';
-import { Type } from '../http/schemas/typebox.js';
+import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideSummarySchema } from '../schemas/guide.js';
+import { Type } from '../schemas/typebox.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH, MCP_SEARCH_DEFAULT_LIMIT } from '../guides/limits.js';
 import { StoreUnavailableError } from '../store/guide-store.js';
 import { getGuide, listGuides, MAX_SCANNED_PER_CALL, searchGuides } from './guide-pages.js';

@@ -8,7 +8,7 @@ import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import type { CacheHint, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RouteContext } from '../http/app-types.js';
-import { SOFTWARE_VERSION } from '../version.js';
+import { SOFTWARE_VERSION } from '../lib/version.js';
 import { registerGuideResources } from './guide-resources.js';
 import { registerGuideTools } from './guide-tools.js';
 

@@ -6,8 +6,8 @@
 import fastJson from 'fast-json-stringify';
 import type { SearchPosition } from '../guides/cursor.js';
 import type { GuideSummaryData } from '../guides/guide.js';
-import { GuideListSchema, GuideSummarySchema } from '../http/schemas/guide.js';
-import type { GuideList, GuideSummary } from '../http/schemas/guide.js';
+import { GuideListSchema, GuideSummarySchema } from '../schemas/guide.js';
+import type { GuideList, GuideSummary } from '../schemas/guide.js';
 import { guideUrl, renderPage } from './rendered-page.js';
 import type { RenderedSearchPage, SearchRendering } from './rendered-page.js';
 

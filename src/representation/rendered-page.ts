@@ -1,9 +1,10 @@
 /**
  * A search page rendered as its response body, wherever it is made: on the event loop, or on a
- * search worker thread (the store's renderSearchPage). Fastify-free, so a worker can load it.
+ * search worker thread (a SearchPageRenderer). Fastify-free, so a worker can load it.
  */
 import { createCursorCodec } from '../guides/cursor.js';
 import type { CursorCodec, SearchPosition } from '../guides/cursor.js';
+import type { SearchQuery } from '../guides/search-query.js';
 import { COMPRESSION_THRESHOLD_BYTES, compressBody, representationHash } from './representation.js';
 import type { ContentCoding } from './representation.js';
 
@@ -23,7 +24,7 @@ export interface SearchCardPage {
   next?: SearchPosition;
 }
 
-/** How a store that can renders a search page where the search runs (GuideStore.renderSearchPage). */
+/** How a SearchPageRenderer renders a search page where the search runs. */
 export interface SearchRendering {
   /** The API's public base URL: each item's `url` starts with it. */
   urlBase: string;
@@ -41,6 +42,21 @@ export interface RenderedSearchPage {
   nextCursor?: string;
   /** The body compressed with the coding asked for, when it was worth compressing. */
   encoded?: { coding: ContentCoding; body: Buffer };
+}
+
+/**
+ * Searches and renders the page as its response body where the search runs: SQLite's search
+ * workers, so that the event loop neither receives the page as objects nor serializes or
+ * compresses it. A backend that can offers one next to its store (store/open-store.ts); without
+ * one, a caller searches the store and renders the page itself (renderSearchPage in
+ * guide-list-body.ts): the same bytes.
+ */
+export interface SearchPageRenderer {
+  /** GuideStore.searchPublishedGuides, the page rendered, hashed and compressed (see SearchRendering). */
+  renderSearchPage(
+    options: { query: SearchQuery; limit: number; after?: SearchPosition },
+    rendering: SearchRendering,
+  ): Promise<RenderedSearchPage>;
 }
 
 /** A guide's own URL in the API. */

@@ -21,7 +21,6 @@ import type { ListPosition, SearchPosition } from '../guides/cursor.js';
 import type { SearchQuery } from '../guides/search-query.js';
 import type { ExistingGuide } from './import-plan.js';
 import type { GuidePreparation } from './prepare-guide.js';
-import type { RenderedSearchPage, SearchRendering } from '../representation/rendered-page.js';
 
 export interface Page<P> {
   items: GuideSummaryData[];
@@ -68,7 +67,6 @@ export interface ContentStream {
 }
 
 export interface GuideStore {
-  readonly dialect: 'sqlite' | 'postgres';
   /** Creates or upgrades the schema; safe when several processes call it at once. */
   migrate(): Promise<void>;
   /** True before the first import. */
@@ -81,15 +79,6 @@ export interface GuideStore {
   listPublishedGuides(options: { limit: number; after?: ListPosition }): Promise<Page<ListPosition>>;
   /** Terms must be non-empty; each item carries a snippet with `**` around matched terms. */
   searchPublishedGuides(options: { query: SearchQuery; limit: number; after?: SearchPosition }): Promise<Page<SearchPosition>>;
-  /**
-   * Optional: searchPublishedGuides with the page rendered as the response body (representation/),
-   * hashed and compressed where the search ran. SQLite's search workers do this, so that the event
-   * loop neither receives the page as objects nor serializes or compresses it.
-   */
-  renderSearchPage?(
-    options: { query: SearchQuery; limit: number; after?: SearchPosition },
-    rendering: SearchRendering,
-  ): Promise<RenderedSearchPage>;
   /** Every published guide, newest first, for indexes such as /llms.txt. */
   listPublishedIndex(): Promise<GuideIndexEntry[]>;
   importContent(content: ContentSet): Promise<ImportSummary>;

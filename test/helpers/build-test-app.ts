@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
 import type { ContentSet } from '../../src/guides/guide.js';
 import type { App } from '../../src/http/app-types.js';
+import type { SearchPageRenderer } from '../../src/representation/rendered-page.js';
 import type { GuideStore } from '../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { checkEveryInjectedResponse, checkInjected } from './contract.js';
@@ -37,6 +38,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Open your own store (for instance PostgreSQL); default: a fresh SQLite file. */
   store?: GuideStore;
+  /** What the store's backend offers beside it, as openStore gives it (a SQLite store with search workers: its searchPages). */
+  searchPages?: SearchPageRenderer;
   /** A pino logger to read the app's log lines; default: none. */
   logger?: FastifyBaseLogger;
 }
@@ -74,7 +77,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   await store.migrate();
   const content = options.content ?? (await loadSampleContent());
   if (content !== 'none') await store.importContent(content);
-  const app = buildApp({ config, store, logger: options.logger ?? false });
+  const app = buildApp({ config, store, searchPages: options.searchPages, logger: options.logger ?? false });
   await app.ready();
   // Every response a test sees through app.inject is checked against the published document.
   checkEveryInjectedResponse(app);

@@ -247,7 +247,6 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
 
     describe('before the first import', () => {
       it('is empty, at content version 0, with no product and no resources', async () => {
-        expect(store.dialect).toBe(backend);
         expect(await store.isEmpty()).toBe(true);
         expect(await store.contentVersion()).toBe(0);
         expect(await store.getProduct()).toBeUndefined();

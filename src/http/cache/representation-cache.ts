@@ -25,9 +25,12 @@ import {
   representationHash,
 } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
+import type { MetricsTable } from '../plugins/metrics.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { Doorkeeper } from './doorkeeper.js';
 import type { Rendered } from './rendered.js';
+import { UrlIndex } from './url-index.js';
+import type { Negotiated } from './url-index.js';
 
 interface Variant {
   body: Buffer;
@@ -85,18 +88,6 @@ export interface ServeOptions {
   negotiated?: Negotiated;
 }
 
-export interface Negotiated {
-  format: string;
-  choose(accept: string | undefined): string;
-}
-
-/** What a request target names: a cache key, or one per negotiated format. */
-type UrlTarget = string | { choose: Negotiated['choose']; keys: Map<string, string> };
-
-/** Request targets remembered for findByUrl, and their characters in all; beyond either the oldest are forgotten. */
-const MAX_URLS = 10_000;
-const MAX_URL_CHARACTERS = 2 * 1024 * 1024;
-
 interface Representation {
   version: number;
   identity: Variant;
@@ -124,6 +115,8 @@ export interface CacheOptions {
   cacheControl: string;
   /** The content version the representation belongs to; bumps invalidate everything. */
   currentVersion: () => number;
+  /** Where the cache adds what it measures (its stats, size and bytes), for /metrics. */
+  metrics?: MetricsTable;
 }
 
 /** Counters read by /metrics; plain numbers so the request path pays an increment, nothing more. */
@@ -145,8 +138,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export function createRepresentationCache(options: CacheOptions) {
   const doorkeeper = options.admitOnSecondMiss ? new Doorkeeper(options.maxEntries) : undefined;
   /** Request targets (as received) of representations identified by URL, and the cache key each names. */
-  const urls = new Map<string, UrlTarget>();
-  let urlCharacters = 0;
+  const urls = new UrlIndex();
   const stats: CacheStats = { hits: 0, earlyHits: 0, misses: 0, declined: 0, compressions: { br: 0, gzip: 0 } };
 
   // lru-cache keeps recency and the byte bound; a representation's size grows as its compressed
@@ -155,6 +147,41 @@ export function createRepresentationCache(options: CacheOptions) {
     max: Math.max(1, options.maxEntries),
     ...(options.maxBytes > 0 ? { maxSize: options.maxBytes, sizeCalculation: (representation) => Math.max(1, representation.bytes) } : {}),
   });
+  options.metrics?.add(
+    {
+      name: 'guides_cache_lookups_total',
+      type: 'counter',
+      label: 'result',
+      read: () => ({ hit: stats.hits, miss: stats.misses }),
+      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
+    },
+    {
+      name: 'guides_cache_declined_total',
+      type: 'counter',
+      read: () => stats.declined,
+      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).',
+    },
+    {
+      name: 'guides_early_answers_total',
+      type: 'counter',
+      read: () => stats.earlyHits,
+      help: "Cache hits answered in the HTTP server's request listener, before Fastify (also counted as hits).",
+    },
+    { name: 'guides_cache_entries', type: 'gauge', read: () => entries.size, help: 'Representations held in the cache.' },
+    {
+      name: 'guides_cache_bytes',
+      type: 'gauge',
+      read: () => entries.calculatedSize,
+      help: 'Bytes held by the cache (identity and compressed bodies).',
+    },
+    {
+      name: 'guides_compressions_total',
+      type: 'counter',
+      label: 'coding',
+      read: () => ({ br: stats.compressions.br, gzip: stats.compressions.gzip }),
+      help: 'Cached representations compressed, by content coding (each at most once per content version).',
+    },
+  );
 
   function remember(key: string, representation: Representation): void {
     // RESPONSE_CACHE_MB=0 keeps nothing (lru-cache reads a maxSize of 0 as no bound).
@@ -218,17 +245,7 @@ export function createRepresentationCache(options: CacheOptions) {
     status: 200 | 304,
     negotiated: Negotiated | undefined,
   ): void {
-    const url = request.originalUrl;
-    const known = urls.get(url);
-    if (negotiated !== undefined && typeof known === 'object') known.keys.set(negotiated.format, key);
-    if (known === undefined) {
-      urls.set(url, negotiated === undefined ? key : { choose: negotiated.choose, keys: new Map([[negotiated.format, key]]) });
-      urlCharacters += url.length;
-      for (const old of urls.keys()) {
-        if (urls.size <= MAX_URLS && urlCharacters <= MAX_URL_CHARACTERS) break;
-        forgetUrl(old);
-      }
-    }
+    urls.remember(request.originalUrl, key, negotiated);
     const sentKey = SENT_KEY[status];
     if (variant.sent?.[sentKey] !== undefined) return;
     const route = request.routeOptions.url ?? request.url;
@@ -268,10 +285,6 @@ export function createRepresentationCache(options: CacheOptions) {
     reply.type(representation.contentType).send(variant.body);
   }
 
-  function forgetUrl(url: string): void {
-    if (urls.delete(url)) urlCharacters -= url.length;
-  }
-
   /** The representation under `key` if it is of the current content version. */
   function current(key: string): Representation | undefined {
     const cached = entries.peek(key);
@@ -299,7 +312,6 @@ export function createRepresentationCache(options: CacheOptions) {
     clear(): void {
       entries.clear();
       urls.clear();
-      urlCharacters = 0;
     },
     /**
      * A cached representation for a request target as received (`GET` only), the one its Accept
@@ -313,12 +325,11 @@ export function createRepresentationCache(options: CacheOptions) {
       acceptEncoding: string | undefined,
       ifNoneMatch: string | undefined,
     ): UrlHit | undefined {
-      const target = urls.get(url);
-      const key = typeof target === 'object' ? target.keys.get(target.choose(accept)) : target;
+      const key = urls.keyOf(url, accept);
       if (key === undefined) return undefined;
       const representation = current(key);
       if (representation === undefined) {
-        forgetUrl(url);
+        urls.forget(url);
         return undefined;
       }
       const coding = representation.isCompressible ? negotiateContentCoding(acceptEncoding) : undefined;

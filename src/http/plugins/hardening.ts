@@ -12,6 +12,7 @@ import { AppError, PROBLEM_TYPES, problemBody } from '../problems.js';
 import type { ProblemName } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
 import { methodNotAllowed } from './method-rule.js';
+import type { MetricsTable } from './metrics.js';
 
 /**
  * The Content-Security-Policy of every response: a JSON API loads nothing and may be framed by
@@ -30,6 +31,17 @@ const DRAIN_SWEEP_MS = 100;
 
 export interface ClientErrorCounter {
   clientErrors: Record<string, number>;
+}
+
+/** Adds the connection errors `counter` receives (see hardenedServerOptions) to /metrics. */
+export function measureConnectionErrors(metrics: MetricsTable, counter: ClientErrorCounter): void {
+  metrics.add({
+    name: 'guides_connection_errors_total',
+    type: 'counter',
+    label: 'problem',
+    read: () => ({ ...counter.clientErrors }),
+    help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.',
+  });
 }
 
 /** The method token and request target of a request line. */

@@ -9,24 +9,26 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { AppError, RETRY_AFTER_SECONDS } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
+import type { MetricsTable } from './metrics.js';
 
 const NEVER_SHED: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 /** How often the event-loop delay is sampled; a shed decision lasts until the next sample. */
 const SAMPLE_INTERVAL_MS = 500;
 
-export interface LoadSheddingStats {
-  shed: number;
-}
-
 export interface LoadShedding {
-  stats: LoadSheddingStats;
   /** Whether the event loop is over its delay limit now (requests that reach Fastify are then shed). */
   isUnderPressure(): boolean;
 }
 
-export function registerLoadShedding(app: FastifyInstance, config: Config): LoadShedding {
-  const stats: LoadSheddingStats = { shed: 0 };
-  if (config.maxEventLoopDelayMs === 0) return { stats, isUnderPressure: () => false };
+export function registerLoadShedding(app: FastifyInstance, config: Config, metrics: MetricsTable): LoadShedding {
+  const stats = { shed: 0 };
+  metrics.add({
+    name: 'guides_load_shed_total',
+    type: 'counter',
+    read: () => stats.shed,
+    help: 'Requests refused with 503 because the event loop was saturated.',
+  });
+  if (config.maxEventLoopDelayMs === 0) return { isUnderPressure: () => false };
   let isUnderPressure = (): boolean => false;
   const overloaded = new AppError(
     'service-unavailable',
@@ -57,5 +59,5 @@ export function registerLoadShedding(app: FastifyInstance, config: Config): Load
       isUnderPressure = (): boolean => instance.isUnderPressure();
     }),
   );
-  return { stats, isUnderPressure: () => isUnderPressure() };
+  return { isUnderPressure: () => isUnderPressure() };
 }

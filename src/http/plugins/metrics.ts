@@ -1,7 +1,8 @@
 /**
  * /metrics in the Prometheus text format (prom-client): request count and latency histogram by
- * method, route and status; process metrics; representation-cache, compression, rate-limit,
- * load-shedding and connection-error counters.
+ * method, route and status; process metrics; and what each component measures (the representation
+ * cache, rate limits, load shedding, the search budget, connection errors), which it adds to the
+ * app's MetricsTable itself: this module knows none of them.
  *
  * The request path pays a map lookup and a few additions: the request series are plain numbers per
  * (method, route, status), turned into Prometheus samples only when /metrics is scraped (prom-client's
@@ -14,22 +15,9 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Metric } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { RepresentationCache } from '../cache/representation-cache.js';
-import type { ClientErrorCounter } from './hardening.js';
-import type { LoadSheddingStats } from './load-shedding.js';
-import type { SearchBudgetStats } from './search-budget.js';
-import type { RateLimitStats } from './rate-limit.js';
 import { clusterMetricsText, isClusterWorker, joinClusterMetrics } from './metrics-cluster.js';
 
 export const METRICS_PATH = '/metrics';
-
-export interface MetricsSources {
-  cache: RepresentationCache;
-  rateLimit: RateLimitStats;
-  loadShedding: LoadSheddingStats;
-  searchBudget: SearchBudgetStats;
-  connections: ClientErrorCounter;
-}
 
 let processRegistry: Registry | undefined;
 
@@ -115,10 +103,10 @@ function createRequestSeries(registry: Registry) {
 }
 
 /**
- * One component number at scrape time: a plain value, or one value per label (the label's name
- * is `label`). Counters are reset and set to the total, since the components keep the totals.
+ * One number a component keeps, read at scrape time: a plain value, or one value per label (the
+ * label's name is `label`). Counters are reset and set to the total, since the components keep the totals.
  */
-interface ComponentMetric {
+export interface MeasuredNumber {
   name: string;
   help: string;
   type: 'counter' | 'gauge';
@@ -126,130 +114,56 @@ interface ComponentMetric {
   read: () => number | Record<string, number>;
 }
 
-function componentMetrics({ cache, rateLimit, loadShedding, searchBudget, connections }: MetricsSources): ComponentMetric[] {
-  return [
-    {
-      name: 'guides_cache_lookups_total',
-      type: 'counter',
-      label: 'result',
-      read: () => ({ hit: cache.stats.hits, miss: cache.stats.misses }),
-      help: 'Representation cache lookups, by result (hit: served from memory; miss: rendered from the database).',
-    },
-    {
-      name: 'guides_cache_declined_total',
-      type: 'counter',
-      read: () => cache.stats.declined,
-      help: 'Misses not kept in the cache because their request had not missed recently (a one-off request; also counted as misses).',
-    },
-    {
-      name: 'guides_early_answers_total',
-      type: 'counter',
-      read: () => cache.stats.earlyHits,
-      help: "Cache hits answered in the HTTP server's request listener, before Fastify (also counted as hits).",
-    },
-    { name: 'guides_cache_entries', type: 'gauge', read: () => cache.size, help: 'Representations held in the cache.' },
-    {
-      name: 'guides_cache_bytes',
-      type: 'gauge',
-      read: () => cache.bytes,
-      help: 'Bytes held by the cache (identity and compressed bodies).',
-    },
-    {
-      name: 'guides_compressions_total',
-      type: 'counter',
-      label: 'coding',
-      read: () => ({ br: cache.stats.compressions.br, gzip: cache.stats.compressions.gzip }),
-      help: 'Cached representations compressed, by content coding (each at most once per content version).',
-    },
-    {
-      name: 'guides_rate_limited_total',
-      type: 'counter',
-      read: () => rateLimit.limited,
-      help: 'Requests refused with 429 because the client spent its budget.',
-    },
-    {
-      name: 'guides_rate_limit_store_errors_total',
-      type: 'counter',
-      read: () => rateLimit.storeErrors,
-      help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).',
-    },
-    {
-      name: 'guides_load_shed_total',
-      type: 'counter',
-      read: () => loadShedding.shed,
-      help: 'Requests refused with 503 because the event loop was saturated.',
-    },
-    {
-      name: 'guides_search_shed_total',
-      type: 'counter',
-      read: () => searchBudget.shed,
-      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).',
-    },
-    {
-      name: 'guides_search_client_limited_total',
-      type: 'counter',
-      read: () => searchBudget.clientLimited,
-      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.',
-    },
-    {
-      name: 'guides_search_queued',
-      type: 'gauge',
-      read: () => searchBudget.queued,
-      help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.',
-    },
-    {
-      name: 'guides_connection_errors_total',
-      type: 'counter',
-      label: 'problem',
-      read: () => ({ ...connections.clientErrors }),
-      help: 'Connections answered before a request could be parsed (slow, oversized or malformed), by problem.',
-    },
-  ];
+/** This app's metrics: the request series, and the numbers components add; /metrics lists them in that order. */
+export interface MetricsTable {
+  /** Adds numbers a component keeps, each read when /metrics is scraped. */
+  add(...numbers: MeasuredNumber[]): void;
+  registry: Registry;
+  observe: ObserveRequest;
 }
 
-/** Builds this app's registry and the per-request observation. */
-export function createAppRegistry(sources: MetricsSources) {
+export function createMetricsTable(): MetricsTable {
   const registry = new Registry();
   const registers = [registry];
-  const observe = createRequestSeries(registry);
-  for (const { name, help, type, label, read } of componentMetrics(sources)) {
-    const labelNames = label === undefined ? [] : [label];
-    if (type === 'gauge') {
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          const value = read();
-          if (typeof value === 'number') this.set(value);
-          else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).set(n);
-        },
-      });
-    } else {
-      new Counter({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          const value = read();
-          if (typeof value === 'number') this.inc(value);
-          else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).inc(n);
-        },
-      });
+  const add = (...numbers: MeasuredNumber[]): void => {
+    for (const { name, help, type, label, read } of numbers) {
+      const labelNames = label === undefined ? [] : [label];
+      if (type === 'gauge') {
+        new Gauge({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            const value = read();
+            if (typeof value === 'number') this.set(value);
+            else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).set(n);
+          },
+        });
+      } else {
+        new Counter({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            this.reset();
+            const value = read();
+            if (typeof value === 'number') this.inc(value);
+            else for (const [labelValue, n] of Object.entries(value)) this.labels(labelValue).inc(n);
+          },
+        });
+      }
     }
-  }
-  return { registry, observe };
+  };
+  return { add, registry, observe: createRequestSeries(registry) };
 }
 
 /** Counts one answered request in http_requests_total and http_request_duration_seconds. */
 export type ObserveRequest = (method: string, route: string, status: number, seconds: number) => void;
 
 /** Registers the per-request observation and GET /metrics; returns the observation, for requests answered before Fastify. */
-export function registerMetrics(app: FastifyInstance, sources: MetricsSources): ObserveRequest {
-  const { registry, observe } = createAppRegistry(sources);
+export function registerMetrics(app: FastifyInstance, { registry, observe }: MetricsTable): ObserveRequest {
   const isWorker = isClusterWorker();
   if (isWorker) joinClusterMetrics([processMetrics(), registry]);
   const onResponse = (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {

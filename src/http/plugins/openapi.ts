@@ -6,13 +6,13 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../config.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
-import { SOFTWARE_VERSION } from '../../version.js';
+import { SOFTWARE_VERSION } from '../../lib/version.js';
 import type { App, RouteContext } from '../app-types.js';
-import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../schemas/guide.js';
-import { ProblemSchema } from '../schemas/problem.js';
-import { ProductSchema } from '../schemas/product.js';
-import { ResourcesSchema } from '../schemas/resource.js';
-import type { ReferencedResponse } from '../schemas/responses.js';
+import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../../schemas/guide.js';
+import { ProblemSchema } from '../../schemas/problem.js';
+import { ProductSchema } from '../../schemas/product.js';
+import { ResourcesSchema } from '../../schemas/resource.js';
+import type { ReferencedResponse } from '../openapi/responses.js';
 
 /** The parts of the generated document this module reads; the rest passes through untouched. */
 export interface OpenApiDocument {

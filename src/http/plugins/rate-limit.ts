@@ -28,6 +28,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import fastifyPlugin from 'fastify-plugin';
 import type { Config } from '../../config.js';
 import { AppError } from '../problems.js';
+import type { MetricsTable } from './metrics.js';
 import { connectRedisCounter, createWindowCounter } from './rate-limit-counters.js';
 
 export const RATE_LIMIT_POLICY_NAME = 'per-ip';
@@ -35,15 +36,10 @@ const WINDOW_MS = 60_000;
 /** Operational endpoints answer the platform (probes, scrapers), which must never be throttled; OPTIONS is exempt too. */
 export const RATE_LIMIT_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** Counters read by /metrics. */
-export interface RateLimitStats {
-  limited: number;
-  /** Requests counted locally because Redis failed (fail-open). */
-  storeErrors: number;
-}
-
 export interface RateLimitOptions {
   config: Config;
+  /** Where the limiter adds what it counts, for /metrics. */
+  metrics: MetricsTable;
 }
 
 /**
@@ -53,7 +49,6 @@ export interface RateLimitOptions {
 export type EarlyCount = { over: false; rateLimit: string } | { over: true };
 
 export interface RateLimiter {
-  stats: RateLimitStats;
   /**
    * Counts a request answered before Fastify (early-answers.ts) against client `ip`; undefined
    * when rate limiting is off. A request over its budget is marked as counted and must then be
@@ -67,12 +62,26 @@ type CountedRequest = IncomingMessage & { [COUNTED]?: { count: number; now: numb
 
 /**
  * Registers the limiter as an application-wide onRequest hook (register it after CORS, so a 429
- * still carries the CORS headers). Returns the counters /metrics reads, and the count for early answers.
+ * still carries the CORS headers). Returns the count for early answers.
  */
-export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOptions): RateLimiter {
-  const stats: RateLimitStats = { limited: 0, storeErrors: 0 };
+export function registerRateLimit(app: FastifyInstance, { config, metrics }: RateLimitOptions): RateLimiter {
+  const stats = { limited: 0, storeErrors: 0 };
+  metrics.add(
+    {
+      name: 'guides_rate_limited_total',
+      type: 'counter',
+      read: () => stats.limited,
+      help: 'Requests refused with 429 because the client spent its budget.',
+    },
+    {
+      name: 'guides_rate_limit_store_errors_total',
+      type: 'counter',
+      read: () => stats.storeErrors,
+      help: 'Requests counted in-process because Redis failed or was unreachable (fail-open).',
+    },
+  );
   const limit = config.rateLimitPerMinute;
-  if (limit === 0) return { stats, countEarly: () => undefined };
+  if (limit === 0) return { countEarly: () => undefined };
   const policy = `"${RATE_LIMIT_POLICY_NAME}";q=${limit};w=${WINDOW_MS / 1000}`;
   const counter = createWindowCounter(WINDOW_MS, stats);
 
@@ -137,5 +146,5 @@ export function registerRateLimit(app: FastifyInstance, { config }: RateLimitOpt
       }
     }),
   );
-  return { stats, countEarly };
+  return { countEarly };
 }

@@ -15,15 +15,17 @@
  *   finds the queue full is refused, with 503 service-unavailable and Retry-After.
  *
  * Both are Fastify's own hooks and wrappers: the per-client count in the list route's onRequest
- * (released at onResponse or onRequestAbort), the queue around the store's search calls.
+ * (released at onResponse or onRequestAbort), the queue around the store's search calls and the
+ * search page renderer's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pLimit from 'p-limit';
 import type { Config } from '../../config.js';
-import type { GuideStore } from '../../store/guide-store.js';
+import type { RouteContext } from '../app-types.js';
 import { AppError } from '../problems.js';
 import fastifyPlugin from 'fastify-plugin';
 import { hooksOf } from './hooks-of.js';
+import type { MetricsTable } from './metrics.js';
 import { clientKey } from './rate-limit-counters.js';
 
 const SEARCH_ROUTE = '/api/v1/guides';
@@ -32,19 +34,12 @@ const SEARCH_POLICY_NAME = 'searches-in-flight';
 /** A search takes milliseconds: a slot is free again well within a second. */
 const RETRY_AFTER_SECONDS = 1;
 
-export interface SearchBudgetStats {
-  /** Searches refused with 503 because the queue was full. */
-  shed: number;
-  /** Searches refused with 429 because their client had too many in flight. */
-  clientLimited: number;
-  /** Searches waiting in the queue now. */
-  readonly queued: number;
-}
+/** The route context's searching parts: the store, and the search page renderer its backend offers, if any. */
+export type Searches = Pick<RouteContext, 'store' | 'searchPages'>;
 
 export interface SearchBudget {
-  stats: SearchBudgetStats;
-  /** The store with its search calls behind the queue (the store itself when the budget is off). */
-  queueSearches(store: GuideStore): GuideStore;
+  /** The same with every search call behind the queue (the same objects when the budget is off). */
+  queueSearches(searches: Searches): Searches;
 }
 
 /** Whether a list request is a search: a non-blank q, or a cursor that continues a search (read, not verified). */
@@ -68,16 +63,30 @@ function withItem(reply: FastifyReply, name: string, item: string): string {
   return typeof current === 'string' && current !== '' ? `${current}, ${item}` : item;
 }
 
-export function registerSearchBudget(app: FastifyInstance, config: Config): SearchBudget {
+export function registerSearchBudget(app: FastifyInstance, config: Config, metrics: MetricsTable): SearchBudget {
   const limit = pLimit(Math.max(1, config.searchConcurrency));
-  const stats: SearchBudgetStats = {
-    shed: 0,
-    clientLimited: 0,
-    get queued() {
-      return limit.pendingCount;
+  const stats = { shed: 0, clientLimited: 0 };
+  metrics.add(
+    {
+      name: 'guides_search_shed_total',
+      type: 'counter',
+      read: () => stats.shed,
+      help: 'Searches refused with 503 because the search queue was full (SEARCH_QUEUE_LENGTH).',
     },
-  };
-  if (config.searchConcurrency === 0) return { stats, queueSearches: (store) => store };
+    {
+      name: 'guides_search_client_limited_total',
+      type: 'counter',
+      read: () => stats.clientLimited,
+      help: 'Searches refused with 429 because their client had SEARCH_CONCURRENCY_PER_CLIENT searches in flight.',
+    },
+    {
+      name: 'guides_search_queued',
+      type: 'gauge',
+      read: () => limit.pendingCount,
+      help: 'Searches waiting for one of the SEARCH_CONCURRENCY running slots.',
+    },
+  );
+  if (config.searchConcurrency === 0) return { queueSearches: (searches) => searches };
 
   const queueFull = new AppError(
     'service-unavailable',
@@ -91,19 +100,15 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
     }
     return limit(search);
   };
-  const queueSearches = (store: GuideStore): GuideStore => {
-    const { renderSearchPage } = store;
-    return {
-      ...store,
-      searchPublishedGuides: (options) => queued(() => store.searchPublishedGuides(options)),
-      ...(renderSearchPage
-        ? { renderSearchPage: (options, rendering) => queued(() => renderSearchPage.call(store, options, rendering)) }
-        : {}),
-    };
-  };
+  const queueSearches = ({ store, searchPages }: Searches): Searches => ({
+    store: { ...store, searchPublishedGuides: (options) => queued(() => store.searchPublishedGuides(options)) },
+    ...(searchPages
+      ? { searchPages: { renderSearchPage: (options, rendering) => queued(() => searchPages.renderSearchPage(options, rendering)) } }
+      : {}),
+  });
 
   const perClient = config.searchConcurrencyPerClient;
-  if (perClient === 0) return { stats, queueSearches };
+  if (perClient === 0) return { queueSearches };
   const inFlight = new Map<string, number>();
   const counted = new WeakMap<FastifyRequest, string>();
   const policy = `"${SEARCH_POLICY_NAME}";q=${perClient};qu="concurrent-requests"`;
@@ -166,5 +171,5 @@ export function registerSearchBudget(app: FastifyInstance, config: Config): Sear
       });
     }),
   );
-  return { stats, queueSearches };
+  return { queueSearches };
 }

@@ -5,7 +5,7 @@
  * representation cache (ETag, 304, HEAD); /llms-full.txt is streamed (see registerLlmsFullTxt).
  */
 import { createHash } from 'node:crypto';
-import { Type } from '../schemas/typebox.js';
+import { Type } from '../../schemas/typebox.js';
 import { registerLlmsFullTxt } from './llms-full.js';
 import type { ProductInfo, ResourceLink } from '../../guides/guide.js';
 import type { GuideIndexEntry } from '../../store/guide-store.js';

@@ -3,19 +3,19 @@ import type { CursorPayload } from '../../guides/cursor.js';
 import type { GuideDetailData } from '../../guides/guide.js';
 import { parseSearchQuery } from '../../guides/search-query.js';
 import { InvalidCursorError, NotFoundError } from '../problems.js';
-import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../schemas/guide.js';
-import type { GuideDetail, GuideListQuery } from '../schemas/guide.js';
+import { GuideDetailSchema, GuideListQuerySchema, GuideListSchema, GuideParamsSchema } from '../../schemas/guide.js';
+import type { GuideDetail, GuideListQuery } from '../../schemas/guide.js';
 import type { Rendered } from '../cache/rendered.js';
 import type { ServeOptions } from '../cache/representation-cache.js';
 import { guideListBody, guideUrl, renderSearchPage } from '../../representation/guide-list-body.js';
 import { negotiateContentCoding } from '../../representation/representation.js';
 import type { ContentCoding } from '../../representation/representation.js';
 import type { App, RouteContext } from '../app-types.js';
-import { guideDetailExamples, guideListExamples, listGuidesBadRequestExamples } from '../schemas/examples.js';
-import { operationResponses } from '../schemas/responses.js';
+import { guideDetailExamples, guideListExamples, guideMarkdownExamples, listGuidesBadRequestExamples } from '../openapi/examples.js';
+import { ALTERNATE_LINK_HEADER, MARKDOWN_TOKENS_HEADER, operationResponses } from '../openapi/responses.js';
 import { DEFAULT_LIMIT } from '../../guides/limits.js';
-import { NoQuerySchema } from '../schemas/common.js';
-import { ALTERNATE_LINK_HEADER, GuideMarkdownSchema, guideMarkdownExamples, MARKDOWN_TOKENS_HEADER } from '../schemas/agents.js';
+import { NoQuerySchema } from '../../schemas/common.js';
+import { GuideMarkdownSchema } from '../../schemas/agents.js';
 import { MARKDOWN_TYPE, markdownTokenEstimate, negotiateGuideFormat, renderGuideMarkdown } from '../guide-markdown.js';
 import type { GuideFormat } from '../guide-markdown.js';
 
@@ -52,7 +52,7 @@ function httpDate(timestamp: string): string {
   return new Date(timestamp).toUTCString();
 }
 
-export function registerGuideRoutes(app: App, { config, store, cache, cursorCodec }: RouteContext): void {
+export function registerGuideRoutes(app: App, { config, store, searchPages, cache, cursorCodec }: RouteContext): void {
   const base = config.publicBaseUrl;
   const withUrl = (guide: GuideDetailData): GuideDetail => ({ ...guide, url: guideUrl(base, guide.slug) });
   const linkTo = (limit: number, nextCursor: string | undefined): { link?: string } =>
@@ -86,10 +86,10 @@ export function registerGuideRoutes(app: App, { config, store, cache, cursorCode
         const query = parseSearchQuery(text);
         if (query.terms.length === 0) return { body: guideListBody([], base) };
         const options = { query, limit, ...(position?.kind === 'search' ? { after: position.after } : {}) };
-        const rendered = store.renderSearchPage
+        const rendered = searchPages
           ? // Rendered (and compressed, for the coding asked for) where the search ran, a search
             // worker: this thread only sends the bytes.
-            await store.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
+            await searchPages.renderSearchPage(options, { urlBase: base, cursorKey: codec.signingKey, ...codingOf(request) })
           : renderSearchPage(await store.searchPublishedGuides(options), query.text, { urlBase: base, cursorKey: codec.signingKey });
         return { ...rendered, ...linkTo(limit, rendered.nextCursor) };
       },

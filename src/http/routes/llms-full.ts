@@ -10,15 +10,16 @@ import { constants as zlibConstants, createBrotliCompress, createGzip } from 'no
 import type { GuideDetailData } from '../../guides/guide.js';
 import type { ListPosition } from '../../guides/cursor.js';
 import type { GuideStore } from '../../store/guide-store.js';
-import { SOFTWARE_VERSION } from '../../version.js';
+import { SOFTWARE_VERSION } from '../../lib/version.js';
 import type { App, RouteContext } from '../app-types.js';
 import { guideUrl } from '../../representation/guide-list-body.js';
 import { MARKDOWN_TYPE, renderGuideMarkdown } from '../guide-markdown.js';
 import { ifNoneMatchHits } from '../cache/conditional.js';
 import { BROTLI_QUALITY, negotiateContentCoding, representationHash } from '../../representation/representation.js';
-import { LlmsFullSchema, llmsFullExamples } from '../schemas/agents.js';
-import { NoQuerySchema } from '../schemas/common.js';
-import { operationResponses } from '../schemas/responses.js';
+import { LlmsFullSchema } from '../../schemas/agents.js';
+import { llmsFullExamples } from '../openapi/examples.js';
+import { NoQuerySchema } from '../../schemas/common.js';
+import { operationResponses } from '../openapi/responses.js';
 
 /** Guides read from the store at a time: what the stream holds in memory, besides zlib's buffers. */
 const PAGE_SIZE = 50;

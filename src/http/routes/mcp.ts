@@ -14,7 +14,7 @@ import type { Config } from '../../config.js';
 import { createGuidesMcpHandler } from '../../mcp/guides-mcp-handler.js';
 import type { App, RouteContext } from '../app-types.js';
 import { AppError, MCP_METHOD_NOT_ALLOWED_DETAIL, PROBLEM_TYPES } from '../problems.js';
-import { HEADERS, problemExample, problemResponse } from '../schemas/responses.js';
+import { HEADERS, problemExample, problemResponse } from '../openapi/responses.js';
 
 export const MCP_PATH = '/mcp';
 /** One JSON-RPC message; tool arguments are short (a query is at most MAX_QUERY_LENGTH characters). */

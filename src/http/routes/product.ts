@@ -1,9 +1,9 @@
 import { AppError } from '../problems.js';
-import { productBody, ProductSchema } from '../schemas/product.js';
+import { productBody, ProductSchema } from '../../schemas/product.js';
 import type { App, RouteContext } from '../app-types.js';
-import { NoQuerySchema } from '../schemas/common.js';
-import { productExamples } from '../schemas/examples.js';
-import { operationResponses } from '../schemas/responses.js';
+import { NoQuerySchema } from '../../schemas/common.js';
+import { productExamples } from '../openapi/examples.js';
+import { operationResponses } from '../openapi/responses.js';
 
 export function registerProductRoutes(app: App, { config, store, cache }: RouteContext): void {
   const base = config.publicBaseUrl;

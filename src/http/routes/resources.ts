@@ -1,9 +1,9 @@
-import { ResourcesSchema } from '../schemas/resource.js';
-import type { Resources } from '../schemas/resource.js';
+import { ResourcesSchema } from '../../schemas/resource.js';
+import type { Resources } from '../../schemas/resource.js';
 import type { App, RouteContext } from '../app-types.js';
-import { NoQuerySchema } from '../schemas/common.js';
-import { resourcesExamples } from '../schemas/examples.js';
-import { operationResponses } from '../schemas/responses.js';
+import { NoQuerySchema } from '../../schemas/common.js';
+import { resourcesExamples } from '../openapi/examples.js';
+import { operationResponses } from '../openapi/responses.js';
 
 /** The links every deployment publishes, before the operator's own from resources.yaml. */
 export function builtInLinks(base: string): Resources['links'] {

@@ -1,9 +1,10 @@
 import { AppError } from '../problems.js';
-import { RootSchema, rootExamples, rootLinks } from '../schemas/agents.js';
-import type { Root } from '../schemas/agents.js';
+import { RootSchema, rootLinks } from '../../schemas/agents.js';
+import type { Root } from '../../schemas/agents.js';
+import { rootExamples } from '../openapi/examples.js';
 import type { App, RouteContext } from '../app-types.js';
-import { NoQuerySchema } from '../schemas/common.js';
-import { operationResponses } from '../schemas/responses.js';
+import { NoQuerySchema } from '../../schemas/common.js';
+import { operationResponses } from '../openapi/responses.js';
 
 /** `GET /`: what someone who types the bare origin finds, the service and where to go next. */
 export function registerRootRoute(app: App, { config, store, cache }: RouteContext): void {

@@ -304,7 +304,6 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
   }
 
   return {
-    dialect: 'postgres',
     migrate,
     isEmpty: async () => {
       const rows = await query<{ is_empty: boolean }>(

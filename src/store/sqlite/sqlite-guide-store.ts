@@ -16,6 +16,7 @@ import type {
 import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
+import type { SearchPageRenderer } from '../../representation/rendered-page.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { createSqliteSearch, searchPage } from './search/sqlite-search.js';
@@ -79,7 +80,12 @@ export interface SqliteStoreOptions {
   pageCacheKib?: number;
 }
 
-export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): GuideStore {
+/** The SQLite store, with its search workers' page renderer when it has workers (open-store.ts offers it next to the store). */
+export interface SqliteGuideStore extends GuideStore {
+  readonly searchPages?: SearchPageRenderer;
+}
+
+export function createSqliteGuideStore(file: string, options: SqliteStoreOptions = {}): SqliteGuideStore {
   if (file !== ':memory:' && !options.fileMustExist) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = openSqliteDatabase(file, { fileMustExist: options.fileMustExist ?? false });
   db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
@@ -289,7 +295,6 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
   }
 
   return {
-    dialect: 'sqlite',
     migrate: () => guard(migrateNow),
     isEmpty: () => guard(() => statements.anyGuide.get() === undefined && readMeta('product') === undefined),
     contentVersion: () =>
@@ -325,7 +330,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       return guard(() => readSnapshot(() => searchPage((inProcessSearch ??= createSqliteSearch(db)), options)));
     },
     ...(pool
-      ? ({ renderSearchPage: (options, rendering) => pool.render(options, rendering) } satisfies Pick<GuideStore, 'renderSearchPage'>)
+      ? { searchPages: { renderSearchPage: (options, rendering) => pool.render(options, rendering) } satisfies SearchPageRenderer }
       : {}),
     listPublishedIndex: () => guard(() => statements.index.all()),
     importContent: (content) => guard(() => applyImport.immediate(content)),

@@ -12,6 +12,8 @@ import { accessSync, constants, statSync } from 'node:fs';
 import type { GuideStore } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { createSqliteGuideStore } from './sqlite-guide-store.js';
+import type { SqliteGuideStore } from './sqlite-guide-store.js';
+import type { SearchPageRenderer } from '../../representation/rendered-page.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
 
 const CHECK_INTERVAL_MS = 1000;
@@ -37,14 +39,14 @@ const SERVING_PAGE_CACHE_KIB = 2048;
 export function createWatchedSqliteStore(
   file: string,
   options: { checkIntervalMs?: number; searchWorkers?: number; searchPriority?: SearchPriority } = {},
-): GuideStore {
+): SqliteGuideStore {
   const storeOptions = {
     searchWorkers: options.searchWorkers ?? 0,
     searchPriority: options.searchPriority,
     pageCacheKib: SERVING_PAGE_CACHE_KIB,
   };
   // The first open may create the file: serve migrates and imports into a new database.
-  let current: GuideStore | undefined = createSqliteGuideStore(file, storeOptions);
+  let current: SqliteGuideStore | undefined = createSqliteGuideStore(file, storeOptions);
   let identity = identityOf(file);
   let isClosed = false;
   // Each file opened is a new generation: another file may hold the same content version number,
@@ -72,14 +74,15 @@ export function createWatchedSqliteStore(
   }, options.checkIntervalMs ?? CHECK_INTERVAL_MS);
   timer.unref();
 
+  const live = (): SqliteGuideStore | undefined => (isClosed ? undefined : current);
+  const unavailable = (): Promise<never> => Promise.reject(new StoreUnavailableError('the SQLite database file is missing or unreadable'));
   const use = <K extends keyof GuideStore>(name: K) =>
     ((...args: unknown[]) => {
-      if (!current || isClosed) return Promise.reject(new StoreUnavailableError('the SQLite database file is missing or unreadable'));
-      return (current[name] as (...a: unknown[]) => Promise<unknown>)(...args);
+      const store = live();
+      return store ? (store[name] as (...a: unknown[]) => Promise<unknown>)(...args) : unavailable();
     }) as GuideStore[K];
 
   return {
-    dialect: 'sqlite',
     migrate: use('migrate'),
     isEmpty: use('isEmpty'),
     contentVersion: async () => (await use('contentVersion')()) + generation * 2 ** 32,
@@ -89,7 +92,13 @@ export function createWatchedSqliteStore(
     listPublishedGuides: use('listPublishedGuides'),
     searchPublishedGuides: use('searchPublishedGuides'),
     // Only with search workers: the store of each file opened then renders search pages on them.
-    ...(storeOptions.searchWorkers > 0 ? { renderSearchPage: use('renderSearchPage') } : {}),
+    ...(storeOptions.searchWorkers > 0
+      ? {
+          searchPages: {
+            renderSearchPage: (options, rendering) => live()?.searchPages?.renderSearchPage(options, rendering) ?? unavailable(),
+          } satisfies SearchPageRenderer,
+        }
+      : {}),
     listPublishedIndex: use('listPublishedIndex'),
     importContent: use('importContent'),
     existingGuides: use('existingGuides'),

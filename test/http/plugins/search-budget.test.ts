@@ -86,7 +86,8 @@ describe('search budget', () => {
   it('answers every search of a client searching one at a time while other processes keep every core busy', async () => {
     // The default configuration, searches on a worker thread as served.
     const dir = makeTempDir('search-budget-');
-    t = await buildTestApp({ store: createSqliteGuideStore(`${dir}/guides.db`, { searchWorkers: 1 }) });
+    const store = createSqliteGuideStore(`${dir}/guides.db`, { searchWorkers: 1 });
+    t = await buildTestApp({ store, searchPages: store.searchPages });
     const port = await listen(t);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     // The worker up first (its start is not what this measures).

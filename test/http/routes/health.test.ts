@@ -43,7 +43,8 @@ describe('/readyz and searches at start', () => {
   it('answers 503 until the search workers are up, and a search sent meanwhile waits for them and gets 200', async () => {
     const dir = makeTempDir('readyz-');
     // Getting ready (the first content-version check) starts the worker; it is not up yet.
-    t = await buildTestApp({ store: createSqliteGuideStore(path.join(dir, 'guides.db'), { searchWorkers: 1 }) });
+    const store = createSqliteGuideStore(path.join(dir, 'guides.db'), { searchWorkers: 1 });
+    t = await buildTestApp({ store, searchPages: store.searchPages });
     const early = await t.app.inject({ url: '/readyz' });
     expect(early.statusCode).toBe(503);
     expect(early.headers['retry-after']).toMatch(/^\d+$/);

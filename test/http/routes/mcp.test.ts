@@ -6,7 +6,7 @@
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderGuideMarkdown } from '../../../src/http/guide-markdown.js';
-import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../../../src/http/schemas/guide.js';
+import { GuideDetailSchema, GuideListSchema, GuideSummarySchema } from '../../../src/schemas/guide.js';
 import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 import { markerIn, sampleWithMarkers } from '../../helpers/unpublished-markers.js';

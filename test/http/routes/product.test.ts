@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SOFTWARE_VERSION } from '../../../src/version.js';
+import { SOFTWARE_VERSION } from '../../../src/lib/version.js';
 import { buildTestApp, TEST_BASE_URL } from '../../helpers/build-test-app.js';
 import type { TestApp } from '../../helpers/build-test-app.js';
 

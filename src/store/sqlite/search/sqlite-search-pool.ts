@@ -13,7 +13,7 @@
  * process alive; close() lets them finish and exit.
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../../../start-worker.js';
+import { startWorker } from '../../../lib/start-worker.js';
 import type { SearchPosition } from '../../../guides/cursor.js';
 import type { RenderedSearchPage, SearchRendering } from '../../../representation/rendered-page.js';
 import type { Page } from '../../guide-store.js';

@@ -27,16 +27,17 @@ import { loadRepresentationHash, representationHash } from '../../../../src/repr
 import type { GuideStore } from '../../../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../../../src/store/guide-store.js';
 import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
+import type { SqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
 import { createSearchPool } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
 import { createWatchedSqliteStore } from '../../../../src/store/sqlite/sqlite-watched-store.js';
 import type { SearchPriority } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
-import type * as StartWorkerModule from '../../../../src/start-worker.js';
+import type * as StartWorkerModule from '../../../../src/lib/start-worker.js';
 import { makeTempDir } from '../../../helpers/build-test-app.js';
 import { makeContent, makeGuide } from '../../../helpers/guide-factory.js';
 
 // Every worker the pool starts, so that a test can end one as a crash would.
 const started = vi.hoisted((): Worker[] => []);
-vi.mock('../../../../src/start-worker.js', async (importOriginal) => {
+vi.mock('../../../../src/lib/start-worker.js', async (importOriginal) => {
   const original = await importOriginal<typeof StartWorkerModule>();
   return {
     startWorker: (...args: Parameters<typeof original.startWorker>): Worker => {
@@ -61,14 +62,14 @@ function tempDir(): string {
   return dir;
 }
 
-function open(file: string, searchWorkers: number): GuideStore {
+function open(file: string, searchWorkers: number): SqliteGuideStore {
   const store = createSqliteGuideStore(file, { searchWorkers });
   closers.push(() => store.close());
   return store;
 }
 
 /** The 200-guide generated corpus, imported, and opened once in this thread and once with `workers` search workers. */
-async function corpusStores(workers: number): Promise<{ inThread: GuideStore; pooled: GuideStore }> {
+async function corpusStores(workers: number): Promise<{ inThread: GuideStore; pooled: SqliteGuideStore }> {
   const dir = tempDir();
   const file = path.join(dir, 'guides.db');
   writeCorpus(path.join(dir, 'corpus'), { size: 200 });
@@ -129,7 +130,7 @@ describe('SQLite searches on worker threads', () => {
       const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
       const expected = guideListBody(page.items, urlBase, nextCursor);
 
-      const rendered = await pooled.renderSearchPage!(request, { urlBase, cursorKey, ...(coding ? { coding } : {}) });
+      const rendered = await pooled.searchPages!.renderSearchPage(request, { urlBase, cursorKey, ...(coding ? { coding } : {}) });
       expect(rendered.body.toString()).toBe(expected.toString());
       expect(rendered.hash).toBe(representationHash(expected));
       expect(rendered.nextCursor).toBe(nextCursor);
@@ -193,7 +194,7 @@ describe('SQLite searches on worker threads', () => {
         const page = await inThread.searchPublishedGuides({ query, limit });
         const nextCursor = page.next ? codec.encode({ kind: 'search', q: query.text, after: page.next }) : undefined;
         const expected = guideListBody(page.items, urlBase, nextCursor);
-        const rendered = await pooled.renderSearchPage!({ query, limit }, { urlBase, cursorKey });
+        const rendered = await pooled.searchPages!.renderSearchPage({ query, limit }, { urlBase, cursorKey });
         expect(rendered.body.toString()).toBe(expected.toString());
         expect(rendered.nextCursor).toBe(nextCursor);
         if (page.items.length > 0) pages += 1;
@@ -201,12 +202,12 @@ describe('SQLite searches on worker threads', () => {
     }
     expect(pages).toBeGreaterThan(10);
     // And the fields are the guide's own.
-    const rendered = await pooled.renderSearchPage!({ query: parseSearchQuery('oui'), limit: 5 }, { urlBase, cursorKey });
+    const rendered = await pooled.searchPages!.renderSearchPage({ query: parseSearchQuery('oui'), limit: 5 }, { urlBase, cursorKey });
     const list = JSON.parse(rendered.body.toString()) as { items: Record<string, unknown>[] };
     expect(list.items.map((item) => [item.slug, item.title, item.tags, item.url])).toEqual([
       ['odd-title', `Cooler ${odd}`, [odd, 'cooler'], `${urlBase}/api/v1/guides/odd-title`],
     ]);
-    const tagsOnly = await pooled.renderSearchPage!({ query: parseSearchQuery('line'), limit: 5 }, { urlBase, cursorKey });
+    const tagsOnly = await pooled.searchPages!.renderSearchPage({ query: parseSearchQuery('line'), limit: 5 }, { urlBase, cursorKey });
     const [item] = (JSON.parse(tagsOnly.body.toString()) as { items: Record<string, unknown>[] }).items;
     expect(item).toMatchObject({ slug: 'tags-only', updatedAt: '2026-01-01T09:00:00Z', snippet: expect.stringContaining('**line') });
   });

@@ -4,10 +4,13 @@
  * against what the API really answers for the sample content, so they cannot drift unnoticed.
  */
 import { MAX_LIMIT } from '../../guides/limits.js';
+import { rootLinks } from '../../schemas/agents.js';
+import type { Root } from '../../schemas/agents.js';
+import type { GuideDetail, GuideList } from '../../schemas/guide.js';
+import { productBody } from '../../schemas/product.js';
+import type { Resources } from '../../schemas/resource.js';
+import { renderGuideMarkdown } from '../guide-markdown.js';
 import { problemBody } from '../problems.js';
-import type { GuideDetail, GuideList } from './guide.js';
-import { productBody } from './product.js';
-import type { Resources } from './resource.js';
 import type { NamedExample } from './responses.js';
 
 /** Cursors are signed per deployment; these are real ones from a test deployment, opaque to clients. */
@@ -155,4 +158,33 @@ export function listGuidesBadRequestExamples(base: string): Record<string, Named
       value: problemBody(base, 'invalid-cursor', 'This cursor continues a different search: send the same q as the first page, or none.'),
     },
   };
+}
+
+export function guideMarkdownExamples(base: string): Record<string, NamedExample> {
+  const guide = guideDetailExamples(base).sample?.value as GuideDetail;
+  return {
+    sample: {
+      summary: 'GET /api/v1/guides/reduce-food-waste.md (the body shortened here)',
+      value: renderGuideMarkdown(guide, guide.url),
+    },
+  };
+}
+
+export function llmsFullExamples(base: string): Record<string, NamedExample> {
+  const guide = guideDetailExamples(base).sample?.value as GuideDetail;
+  const markdown = renderGuideMarkdown(guide, guide.url);
+  // The guide's body is shortened (it ends in `…`), so the blank line before `---` is added here.
+  return {
+    sample: { summary: 'The first guide of the sample content, then the next ones (shortened here)', value: `${markdown}\n\n---\n\n…\n` },
+  };
+}
+
+export function rootExamples(base: string): Record<string, NamedExample> {
+  const value: Root = {
+    name: 'Restaurant Guides',
+    description: 'Practical guides for running a restaurant, from food safety and allergens to menu costing, staffing and service.',
+    apiVersion: 'v1',
+    links: rootLinks(base),
+  };
+  return { sample: { summary: 'GET / for the sample content', value } };
 }

@@ -1,6 +1,6 @@
 import type { TSchema, TUnsafe } from 'typebox';
 import { Type } from './typebox.js';
-import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../../guides/guide.js';
+import { SLUG_MAX_LENGTH, SLUG_PATTERN } from '../guides/guide.js';
 
 export const TimestampSchema = Type.String({
   format: 'date-time',

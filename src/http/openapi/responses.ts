@@ -6,8 +6,8 @@
 import type { TSchema } from 'typebox';
 import { NOT_FOUND_DETAIL, PROBLEM_TYPES, problemBody, RETRY_AFTER_SECONDS } from '../problems.js';
 import type { ProblemName } from '../problems.js';
-import { refTo } from './common.js';
-import { ProblemRef } from './problem.js';
+import { refTo } from '../../schemas/common.js';
+import { ProblemRef } from '../../schemas/problem.js';
 
 export interface HeaderSchema {
   type: 'string' | 'integer';
@@ -89,6 +89,24 @@ export const HEADERS = {
 } as const satisfies Record<string, HeaderSchema>;
 
 export type HeaderName = keyof typeof HEADERS;
+
+// Headers of a guide's Markdown representation (src/http/routes/guides.ts).
+export const MARKDOWN_TOKENS_HEADER: HeaderSchema = {
+  type: 'integer',
+  description:
+    "An estimate of the body's size in LLM tokens (its UTF-8 bytes divided by four, rounded up), not an exact count for any tokenizer. Markdown only.",
+  minimum: 0,
+  examples: [1612],
+};
+
+export const ALTERNATE_LINK_HEADER: HeaderSchema = {
+  type: 'string',
+  description:
+    'RFC 8288 link to the guide\'s other representation: on JSON `<…/api/v1/guides/{slug}.md>; rel="alternate"; type="text/markdown"`, ' +
+    'on Markdown `<…/api/v1/guides/{slug}>; rel="alternate"; type="application/json"`.',
+  pattern: '^<[^>]+>; rel="alternate"; type="(?:application/json|text/markdown)"$',
+  examples: ['<https://api.example.com/api/v1/guides/reduce-food-waste.md>; rel="alternate"; type="text/markdown"'],
+};
 
 const PROBLEM_CACHE_CONTROL: HeaderSchema = {
   type: 'string',

@@ -1,8 +1,8 @@
 import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 import { AbsoluteUrlSchema } from './common.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
-import { SOFTWARE_VERSION } from '../../version.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../guides/limits.js';
+import { SOFTWARE_VERSION } from '../lib/version.js';
 
 export const ProductSchema = Type.Object(
   {

@@ -1,7 +1,7 @@
 import { Type } from './typebox.js';
 import type { Static } from 'typebox';
 import { AbsoluteUrlSchema, SlugSchema, TimestampSchema, refTo } from './common.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../../guides/limits.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_LENGTH } from '../guides/limits.js';
 
 const summaryFields = {
   slug: SlugSchema,
