@@ -898,6 +898,25 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
         });
       });
 
+      it('refuses a slug given twice, streamed or whole, and changes nothing', async () => {
+        const guides = base();
+        await store.importContent(makeContent(guides));
+        const before = await storeState(store);
+        const twice = makeContent([
+          makeGuide({ slug: 'new' }),
+          { ...guides[0]!, title: 'First copy' },
+          ...bulkGuides(300),
+          { ...guides[0]!, title: 'Second copy' },
+        ]);
+        await expect(store.importContent(twice)).rejects.toThrow(/one.*given twice/);
+        expect(await storeState(store)).toBe(before);
+        await expect(streamInto(store)(streamOf(twice))).rejects.toThrow(/one.*given twice/);
+        expect(await storeState(store)).toBe(before);
+        // The same guide twice, unchanged, is refused too: no copy is chosen silently.
+        await expect(streamInto(store)(streamOf(makeContent([guides[1]!, guides[1]!])))).rejects.toThrow(/two.*given twice/);
+        expect(await storeState(store)).toBe(before);
+      });
+
       it('is seen at once by another connection to the same database', async () => {
         const reader = await openAnother();
         expect(await reader.contentVersion()).toBe(0);

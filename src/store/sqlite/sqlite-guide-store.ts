@@ -177,7 +177,7 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
       statements.existing.all().map((r) => ({ slug: r.slug, status: r.status, contentHash: r.content_hash })),
     );
     let writes = 0;
-    // The folder's published guides. A slug given twice was written twice, the last one winning: index that one only.
+    // The folder's published guides, by slug (the planner refuses a slug given twice).
     const published = new Map<string, GuideRecord | SearchDoc>();
     return {
       add(guide, contentHash, search) {
@@ -188,7 +188,6 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
           writes += 1;
         }
         if (guide.status === 'published') published.set(guide.slug, search ?? guide);
-        else published.delete(guide.slug);
       },
       finish(product, resources) {
         const archive = planner.finish();
