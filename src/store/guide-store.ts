@@ -6,7 +6,7 @@
  * - Lists order by publishedAt desc, then slug asc in byte order; searches by relevance
  *   (lower score first), then publishedAt desc, then slug. Pages continue strictly after a position.
  * - An import is all-or-nothing: readers see the old content or the new, never a mix. It never
- *   deletes: guides that left the folder become archived.
+ *   deletes: guides that left the folder become archived. A slug given twice refuses it.
  */
 import type {
   ContentSet,

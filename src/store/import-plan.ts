@@ -35,8 +35,11 @@ export class ImportPlanner {
     this.bySlug = new Map(existing.map((row) => [row.slug, row]));
   }
 
-  /** Whether the guide must be written (new or changed); `isNew` when it is created. */
+  /** Whether the guide must be written (new or changed); `isNew` when it is created. Throws on a slug already added. */
   add(guide: GuideRecord, contentHash: string): { write: boolean; isNew: boolean } {
+    // The folder reader reports a slug used twice as a problem; a caller that still gives one gets
+    // the import refused rather than one copy chosen, so both backends answer the same.
+    if (this.seen.has(guide.slug)) throw new Error(`guide ${guide.slug} is given twice: an import takes each slug once`);
     this.seen.add(guide.slug);
     const before = this.bySlug.get(guide.slug);
     if (!before) {

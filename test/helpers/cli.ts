@@ -1,7 +1,8 @@
-/** The built `guides` command as users run it, and what a SQLite store serves, for CLI tests. */
+/** The built `guides` command as users run it, and what a store serves, for CLI tests. */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { openStore } from '../../src/store/open-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 
 const run = promisify(execFile);
@@ -25,9 +26,11 @@ export async function guides(args: string[], env: Record<string, string> = {}): 
   }
 }
 
-/** Everything a SQLite store serves, for before/after comparisons. */
-export async function storeSnapshot(dbFile: string): Promise<string> {
-  const store = createSqliteGuideStore(dbFile);
+/** Everything a store serves, for before/after comparisons: of a SQLite file, or of a postgres:// URL. */
+export async function storeSnapshot(database: string): Promise<string> {
+  const store = /^postgres(ql)?:\/\//.test(database)
+    ? (await openStore({ databaseUrl: database, poolSize: 1 })).store
+    : createSqliteGuideStore(database);
   try {
     const index = await store.listPublishedIndex();
     const details = await Promise.all(index.map((g) => store.getPublishedGuide(g.slug)));

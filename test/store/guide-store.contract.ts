@@ -9,7 +9,7 @@ import type { SearchPosition } from '../../src/guides/cursor.js';
 import type { ContentSet, GuideRecord, GuideSummaryData } from '../../src/guides/guide.js';
 import { parseSearchQuery } from '../../src/guides/search-query.js';
 import { hashJson } from '../../src/store/import-plan.js';
-import type { GuideStore } from '../../src/store/guide-store.js';
+import type { ContentStream, GuideStore, ImportSummary, PreparedGuide } from '../../src/store/guide-store.js';
 import { makeContent, makeGuide } from '../helpers/guide-factory.js';
 
 export interface StoreHarness {
@@ -220,6 +220,52 @@ export const HOSTILE_QUERIES = [
   '"aʼb cʺd"',
   'menu ʼ',
 ];
+
+/**
+ * A content set as a folder reader streams it, one guide per turn of the event loop. With
+ * `failAfter`, the stream throws once that many guides are out, as a problem found later in the
+ * folder does; `onYielded` runs after each guide is taken.
+ */
+function streamOf(content: ContentSet, options: { failAfter?: number; onYielded?: (count: number) => Promise<void> } = {}): ContentStream {
+  async function* guides(): AsyncGenerator<PreparedGuide> {
+    let count = 0;
+    for (const guide of content.guides) {
+      if (count === options.failAfter) throw new Error('a problem found later in the folder');
+      await new Promise((resolve) => setImmediate(resolve));
+      yield { guide, contentHash: hashJson(guide) };
+      count += 1;
+      await options.onYielded?.(count);
+    }
+    if (count === options.failAfter) throw new Error('a problem found later in the folder');
+  }
+  return { product: content.product, resources: content.resources, guides: guides() };
+}
+
+/** The store's importStream; every backend has one. */
+function streamInto(store: GuideStore): (content: ContentStream) => Promise<ImportSummary> {
+  expect(store.importStream).toBeTypeOf('function');
+  return (content) => store.importStream!(content);
+}
+
+/** Everything a store holds that an import changes: what it serves, and every guide's row as an import plans against it. */
+async function storeState(store: GuideStore): Promise<string> {
+  const index = await store.listPublishedIndex();
+  const existing = (await store.existingGuides()).toSorted((a, b) => byteOrder(a.slug, b.slug));
+  return JSON.stringify([
+    await store.contentVersion(),
+    await store.getProduct(),
+    await store.getResources(),
+    await Promise.all(index.map((entry) => store.getPublishedGuide(entry.slug))),
+    existing,
+  ]);
+}
+
+/** Many small guides, more than a backend writes in one statement. */
+function bulkGuides(count: number, prefix = 'bulk'): GuideRecord[] {
+  return Array.from({ length: count }, (_, i) =>
+    makeGuide({ slug: `${prefix}-${i}`, markdown: `# Bulk ${i}\n\nFresh body number ${i}.\n`, publishedAt: '2026-02-01T09:00:00Z' }),
+  );
+}
 
 export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', createHarness: () => Promise<StoreHarness>, variant = ''): void {
   describe(`GuideStore contract: ${backend}${variant ? `, ${variant}` : ''}`, () => {
@@ -707,6 +753,167 @@ export function describeGuideStoreContract(backend: 'sqlite' | 'postgres', creat
           }),
         ).toMatchObject({ productChanged: false, resourcesChanged: true, contentVersion: 3 });
         expect(await store.contentVersion()).toBe(3);
+      });
+
+      describe('streamed as a folder is read (importStream)', () => {
+        it('reports what it created, and changes nothing when streamed again', async () => {
+          const importStream = streamInto(store);
+          const content = makeContent(base());
+          expect(await importStream(streamOf(content))).toEqual({
+            created: ['one', 'two', 'three'],
+            updated: [],
+            unchanged: 0,
+            moved: [],
+            productChanged: true,
+            resourcesChanged: true,
+            contentVersion: 1,
+          });
+          const after = await storeState(store);
+          expect(await importStream(streamOf(content))).toEqual({
+            created: [],
+            updated: [],
+            unchanged: 3,
+            moved: [],
+            productChanged: false,
+            resourcesChanged: false,
+            contentVersion: 1,
+          });
+          expect(await storeState(store)).toBe(after);
+          // The same content given whole finds nothing to change either: both paths write the same rows.
+          expect(await store.importContent(content)).toMatchObject({ unchanged: 3, contentVersion: 1 });
+          expect(slugs((await store.listPublishedGuides({ limit: 10 })).items)).toEqual(['two', 'one']);
+        });
+
+        it('moves the content version only when something changed', async () => {
+          const importStream = streamInto(store);
+          const content = makeContent(base());
+          await importStream(streamOf(content));
+          const product = { ...content.product, description: 'New words.' };
+          expect(await importStream(streamOf({ ...content, product }))).toMatchObject({
+            productChanged: true,
+            resourcesChanged: false,
+            contentVersion: 2,
+            created: [],
+            updated: [],
+          });
+          const resources = [{ rel: 'help', href: 'https://example.com/h', title: 'Help' }];
+          expect(await importStream(streamOf({ ...content, product, resources }))).toMatchObject({
+            productChanged: false,
+            resourcesChanged: true,
+            contentVersion: 3,
+          });
+          expect(await importStream(streamOf({ ...content, product, resources }))).toMatchObject({ unchanged: 3, contentVersion: 3 });
+          const changed = [{ ...content.guides[0]!, title: 'One, renamed' }, ...content.guides.slice(1)];
+          expect(await importStream(streamOf({ ...content, product, resources, guides: changed }))).toMatchObject({
+            updated: ['one'],
+            unchanged: 2,
+            contentVersion: 4,
+          });
+          expect(await store.contentVersion()).toBe(4);
+        });
+
+        it('archives guides that left the folder, never deletes them, and brings them back', async () => {
+          const importStream = streamInto(store);
+          const guides = base();
+          await importStream(streamOf(makeContent(guides)));
+          expect(await importStream(streamOf(makeContent([guides[0]!])))).toMatchObject({
+            unchanged: 1,
+            contentVersion: 2,
+            moved: [
+              { slug: 'two', from: 'published', to: 'archived' },
+              { slug: 'three', from: 'retained', to: 'archived' },
+            ],
+          });
+          expect(slugs((await store.listPublishedGuides({ limit: 10 })).items)).toEqual(['one']);
+          expect(await search(store, 'second')).toEqual([]);
+          expect((await store.existingGuides()).map((row) => row.status).sort()).toEqual(['archived', 'archived', 'published']);
+          expect(await importStream(streamOf(makeContent([guides[0]!])))).toMatchObject({ moved: [], contentVersion: 2 });
+          expect(await importStream(streamOf(makeContent(guides)))).toMatchObject({
+            updated: ['two', 'three'],
+            contentVersion: 3,
+            moved: [
+              { slug: 'two', from: 'archived', to: 'published' },
+              { slug: 'three', from: 'archived', to: 'retained' },
+            ],
+          });
+          expect(slugs(await search(store, 'second'))).toEqual(['two']);
+        });
+
+        it('changes nothing when the stream throws after some guides, and imports them once it does not', async () => {
+          const importStream = streamInto(store);
+          const guides = base();
+          await importStream(
+            streamOf(makeContent(guides, { resources: [{ rel: 'help', href: 'https://example.com/help', title: 'Help' }] })),
+          );
+          const before = await storeState(store);
+          // More guides than one statement writes, a changed one, one left out and another product;
+          // the folder's problem shows only after all of them were read.
+          const next = makeContent([...bulkGuides(600), { ...guides[0]!, title: 'Changed title' }, guides[2]!], {
+            product: { name: 'Changed', description: 'Changed.' },
+            resources: [],
+          });
+          await expect(importStream(streamOf(next, { failAfter: next.guides.length }))).rejects.toThrow(
+            'a problem found later in the folder',
+          );
+          expect(await storeState(store)).toBe(before);
+          await expect(importStream(streamOf(next, { failAfter: 300 }))).rejects.toThrow('a problem found later in the folder');
+          expect(await storeState(store)).toBe(before);
+          expect(await store.getPublishedGuide('bulk-0')).toBeUndefined();
+          expect(await search(store, 'fresh')).toEqual([]);
+          // The import lock and the connection were given back: the same stream without the problem goes in.
+          expect(await importStream(streamOf(next))).toMatchObject({
+            updated: ['one'],
+            unchanged: 1,
+            moved: [{ slug: 'two', from: 'published', to: 'archived' }],
+            productChanged: true,
+            resourcesChanged: true,
+            contentVersion: 2,
+          });
+          expect((await store.listPublishedIndex()).length).toBe(601);
+          expect((await store.getPublishedGuide('bulk-599'))?.markdown).toBe(next.guides[599]!.markdown);
+          expect(slugs(await search(store, '"fresh body number 599"'))).toEqual(['bulk-599']);
+        });
+
+        it('is seen by other connections only once the last guide is in', async () => {
+          const importStream = streamInto(store);
+          await importStream(streamOf(makeContent(base())));
+          const reader = await openAnother();
+          const before = await storeState(reader);
+          let checked = 0;
+          const next = makeContent([...base(), ...bulkGuides(400)]);
+          const summary = await importStream(
+            streamOf(next, {
+              onYielded: async (count) => {
+                if (count !== 350) return;
+                expect(await storeState(reader)).toBe(before);
+                checked += 1;
+              },
+            }),
+          );
+          expect(checked).toBe(1);
+          expect(summary).toMatchObject({ created: bulkGuides(400).map((g) => g.slug), contentVersion: 2 });
+          expect(await reader.contentVersion()).toBe(2);
+          expect(await reader.getPublishedGuide('bulk-399')).toBeDefined();
+        });
+      });
+
+      it('refuses a slug given twice, streamed or whole, and changes nothing', async () => {
+        const guides = base();
+        await store.importContent(makeContent(guides));
+        const before = await storeState(store);
+        const twice = makeContent([
+          makeGuide({ slug: 'new' }),
+          { ...guides[0]!, title: 'First copy' },
+          ...bulkGuides(300),
+          { ...guides[0]!, title: 'Second copy' },
+        ]);
+        await expect(store.importContent(twice)).rejects.toThrow(/one.*given twice/);
+        expect(await storeState(store)).toBe(before);
+        await expect(streamInto(store)(streamOf(twice))).rejects.toThrow(/one.*given twice/);
+        expect(await storeState(store)).toBe(before);
+        // The same guide twice, unchanged, is refused too: no copy is chosen silently.
+        await expect(streamInto(store)(streamOf(makeContent([guides[1]!, guides[1]!])))).rejects.toThrow(/two.*given twice/);
+        expect(await storeState(store)).toBe(before);
       });
 
       it('is seen at once by another connection to the same database', async () => {

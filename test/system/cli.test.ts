@@ -5,6 +5,7 @@ import module from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresGuideStore } from '../../src/store/postgres/postgres-guide-store.js';
 import { createSqliteGuideStore } from '../../src/store/sqlite/sqlite-guide-store.js';
 import { makeTempDir } from '../helpers/build-test-app.js';
 import { CLI, guides, ROOT, storeSnapshot } from '../helpers/cli.js';
@@ -238,6 +239,61 @@ describe('guides (other commands)', () => {
       expect(Math.max(...folders.map((folder) => readdirSync(path.join(cache, folder)).length))).toBeGreaterThan(10);
     },
   );
+});
+
+describe.runIf(await requirePostgres('the CLI import into PostgreSQL'))('guides import into PostgreSQL', () => {
+  it('streams a folder in, finds it unchanged, refuses a folder whose problem comes last, and archives what left', async () => {
+    const database = await createTestDatabase();
+    try {
+      const env = { DATABASE_URL: database.url };
+      const content = path.join(tempDir(), 'content');
+      cpSync(path.join(FIXTURES, 'content-tiny'), content, { recursive: true });
+      // More files than one statement writes and than the reader keeps in this thread: the import's real path.
+      for (let i = 0; i < 300; i += 1) {
+        writeFileSync(
+          path.join(content, 'guides', `bulk-${String(i).padStart(3, '0')}.md`),
+          `---\ntitle: Bulk ${i}\nsummary: Bulk guide.\npublishedAt: 2026-01-01\n---\nText ${i}.\n`,
+        );
+      }
+      const first = await guides(['import', content], env);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toContain('Imported 302 guide file(s): 302 created, 0 updated, 0 unchanged, 0 moved between states.');
+      expect(first.stdout).toContain('Content version: 1.');
+      const before = await snapshot(database.url);
+      const second = await guides(['import', content], env);
+      expect(second.stdout).toContain('0 created, 0 updated, 302 unchanged, 0 moved between states.');
+      expect(second.stdout).toContain('Content version: 1.');
+      expect(await snapshot(database.url)).toBe(before);
+
+      // Every other guide was read, and written in the transaction, before the last file's problem.
+      const secondGuide = path.join(content, 'guides', 'second-guide.md');
+      writeFileSync(secondGuide, readFileSync(secondGuide, 'utf8').replace('status: published', 'status: retained'));
+      writeFileSync(path.join(content, 'guides', 'zz-broken.md'), '---\nsummary: No title.\npublishedAt: 2026-01-01\n---\nText.\n');
+      const broken = await guides(['import', content], env);
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toContain('Import refused: 1 problem(s) found; nothing was changed.');
+      expect(broken.stderr).toContain('guides/zz-broken.md [title]: is required');
+      expect(await snapshot(database.url)).toBe(before);
+
+      rmSync(path.join(content, 'guides', 'zz-broken.md'));
+      rmSync(path.join(content, 'guides', 'first-guide.md'));
+      const third = await guides(['import', content], env);
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.stdout).toContain('Imported 301 guide file(s): 0 created, 1 updated, 300 unchanged, 2 moved between states.');
+      expect(third.stdout).toContain('moved: second-guide (published → retained)');
+      expect(third.stdout).toContain('moved: first-guide (published → archived)');
+      expect(third.stdout).toContain('Content version: 2.');
+      const store = createPostgresGuideStore({ connectionString: database.url, poolSize: 1 });
+      try {
+        expect((await store.listPublishedIndex()).length).toBe(300);
+        expect((await store.existingGuides()).find((row) => row.slug === 'first-guide')?.status).toBe('archived');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
 });
 
 describe.runIf(await requirePostgres("the CLI's PostgreSQL connection errors"))('guides on a PostgreSQL URL it cannot use', () => {

@@ -12,7 +12,7 @@ import type { ContentSet, GuideRecord, GuideStatus, ProductInfo, ResourceLink } 
 import { ImportPlanner, hashJson } from '../import-plan.js';
 import { toGuideDetail, toGuideSummary } from '../guide-rows.js';
 import type { GuideDetailRow, GuideSummaryRow } from '../guide-rows.js';
-import type { GuideIndexEntry, GuideStore, ImportSummary, Page } from '../guide-store.js';
+import type { ContentStream, GuideIndexEntry, GuideStore, ImportSummary, Page, PreparedGuide } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { IMPORT_LOCK, LOCK_CLASS, MIGRATION_LOCK, POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { POSTGRES_RANK_WEIGHTS, SEARCH_QUERY_CTE, SNIPPET_SELECT, toSearchParameters } from './postgres-search.js';
@@ -132,16 +132,18 @@ function toUnavailable<T>(promise: Promise<T>, target: PostgresTarget): Promise<
   });
 }
 
-/** PostgreSQL text cannot hold U+0000 (SQLSTATE 22021); say which guide, instead of failing mid-import. */
-function assertNoNul(content: ContentSet): void {
-  for (const guide of content.guides) {
-    if (JSON.stringify(guide).includes('\\u0000')) {
-      throw new Error(`guide ${guide.slug} contains a NUL character, which PostgreSQL cannot store; remove it from the file`);
-    }
-  }
-  if (JSON.stringify([content.product, content.resources]).includes('\\u0000')) {
-    throw new Error('product.yaml or resources.yaml contains a NUL character, which PostgreSQL cannot store');
-  }
+/** Whether any string in a decoded JSON value (keys included) holds U+0000. */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([key, item]) => key.includes('\u0000') || hasNul(item));
+  return false;
+}
+
+/** PostgreSQL text and jsonb cannot hold U+0000 (SQLSTATE 22021, 22P05): say which guide or file, instead of the server's error. */
+function assertNoNul(value: unknown, what: string): void {
+  if (hasNul(value)) throw new Error(`${what} contains a NUL character, which PostgreSQL cannot store; remove it from the file`);
 }
 
 function upsertParameters(rows: { guide: GuideRecord; contentHash: string }[]): unknown[] {
@@ -165,6 +167,11 @@ function upsertParameters(rows: { guide: GuideRecord; contentHash: string }[]): 
     column((g) => JSON.stringify(g.headings)),
     column((_g, hash) => hash),
   ];
+}
+
+/** A content set in memory as a stream: importContent is importStream over it. */
+async function* preparedGuides(guides: readonly GuideRecord[]): AsyncGenerator<PreparedGuide> {
+  for (const guide of guides) yield { guide, contentHash: hashJson(guide) };
 }
 
 /** Rows fetched with LIMIT limit + 1: the extra row only tells that another page follows. */
@@ -261,8 +268,13 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
     });
   }
 
-  async function importContent(content: ContentSet): Promise<ImportSummary> {
-    assertNoNul(content);
+  /**
+   * One transaction on one connection, open while the folder is read: guides are upserted in
+   * batches as they arrive, then the guides that left the folder are archived and the metadata
+   * written. A stream that throws, or any failure, rolls everything back.
+   */
+  async function importStream(content: ContentStream): Promise<ImportSummary> {
+    assertNoNul([content.product, content.resources], 'product.yaml or resources.yaml');
     const summary = await transaction(async (client) => {
       // One import at a time: each plans against the state the previous one left.
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, IMPORT_LOCK]);
@@ -272,16 +284,22 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
         contentHash: row.content_hash,
       }));
       const planner = new ImportPlanner(existing);
-      const upserts: { guide: GuideRecord; contentHash: string }[] = [];
-      for (const guide of content.guides) {
-        const contentHash = hashJson(guide);
-        if (planner.add(guide, contentHash).write) upserts.push({ guide, contentHash });
+      let batch: { guide: GuideRecord; contentHash: string }[] = [];
+      let writes = 0;
+      for await (const { guide, contentHash } of content.guides) {
+        assertNoNul(guide, `guide ${guide.slug}`);
+        if (!planner.add(guide, contentHash).write) continue;
+        batch.push({ guide, contentHash });
+        if (batch.length === UPSERT_BATCH) {
+          await client.query(SQL.upsert, upsertParameters(batch));
+          writes += batch.length;
+          batch = [];
+        }
       }
+      if (batch.length > 0) await client.query(SQL.upsert, upsertParameters(batch));
+      writes += batch.length;
       const archive = planner.finish();
       if (archive.length > 0) await client.query(SQL.archive, [archive]);
-      for (let start = 0; start < upserts.length; start += UPSERT_BATCH) {
-        await client.query(SQL.upsert, upsertParameters(upserts.slice(start, start + UPSERT_BATCH)));
-      }
       const product = JSON.stringify(content.product);
       const resources = JSON.stringify(content.resources);
       const productChanged = (await readMeta('product', client)) !== product;
@@ -289,7 +307,7 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       if (productChanged) await client.query(SQL.setMeta, ['product', product]);
       if (resourcesChanged) await client.query(SQL.setMeta, ['resources', resources]);
       let version = Number((await readMeta('content_version', client)) ?? '0');
-      if (upserts.length > 0 || archive.length > 0 || productChanged || resourcesChanged) {
+      if (writes > 0 || archive.length > 0 || productChanged || resourcesChanged) {
         const { rows } = await client.query<{ value: string }>(SQL.bumpVersion);
         version = Number(rows[0]?.value ?? version + 1);
       }
@@ -351,7 +369,9 @@ export function createPostgresGuideStore(options: PostgresStoreOptions): GuideSt
       };
     },
     listPublishedIndex: () => query<GuideIndexEntry>(SQL.index),
-    importContent,
+    importContent: (content: ContentSet) =>
+      importStream({ product: content.product, resources: content.resources, guides: preparedGuides(content.guides) }),
+    importStream,
     existingGuides: async () =>
       (await query<{ slug: string; status: GuideStatus; content_hash: string }>(SQL.existing)).map((row) => ({
         slug: row.slug,

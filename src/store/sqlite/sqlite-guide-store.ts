@@ -193,9 +193,8 @@ export function createSqliteGuideStore(file: string, options: SqliteStoreOptions
           textParts(guide.plainText).forEach((text, part) => statements.insertText.run(id, part, text));
           writes += 1;
         }
-        // A slug given twice was written twice, the last one winning: index that one only.
+        // The planner refuses a slug given twice, so each published guide is staged once.
         if (guide.status === 'published') staged.add(guide, search);
-        else staged.remove(guide.slug);
       },
       finish(product, resources) {
         const archive = planner.finish();

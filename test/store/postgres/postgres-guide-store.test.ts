@@ -7,7 +7,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSearchQuery } from '../../../src/guides/search-query.js';
 import { StoreUnavailableError } from '../../../src/store/guide-store.js';
-import type { GuideStore } from '../../../src/store/guide-store.js';
+import type { GuideStore, PreparedGuide } from '../../../src/store/guide-store.js';
+import { hashJson } from '../../../src/store/import-plan.js';
 import { openStore } from '../../../src/store/open-store.js';
 import { createPostgresGuideStore } from '../../../src/store/postgres/postgres-guide-store.js';
 import { makeContent, makeGuide } from '../../helpers/guide-factory.js';
@@ -127,10 +128,82 @@ describe.runIf(hasPostgres)('PostgreSQL store', () => {
       }
     });
 
-    it('refuses content with a NUL character before touching the database', async () => {
-      const nul = makeContent([makeGuide({ slug: 'nul', markdown: '# Nul\n\nA \u0000 here.\n' })]);
-      await expect(store.importContent(nul)).rejects.toThrow(/nul.*NUL character/);
+    it('refuses a guide with a NUL character, naming it, and changes nothing; the text \\u0000 is no NUL', async () => {
+      const nul = makeContent([makeGuide({ slug: 'clean' }), makeGuide({ slug: 'nul', markdown: '# Nul\n\nA \u0000 here.\n' })]);
+      await expect(store.importContent(nul)).rejects.toThrow(/guide nul contains a NUL character/);
+      await expect(
+        store.importContent(makeContent([], { resources: [{ rel: 'help', href: 'https://example.com', title: 'x\u0000' }] })),
+      ).rejects.toThrow(/resources.yaml contains a NUL character/);
       expect(await store.contentVersion()).toBe(1);
+      expect(await store.getPublishedGuide('clean')).toBeUndefined();
+      // A guide about escapes may write the six characters \u0000: they are stored as written.
+      const scratch = await createTestDatabase();
+      const other = createPostgresGuideStore({ connectionString: scratch.url, poolSize: 1 });
+      try {
+        await other.migrate();
+        const escaped = makeGuide({ slug: 'escapes', markdown: '# Escapes\n\nJSON writes it as `\\u0000`.\n' });
+        await other.importContent(makeContent([escaped]));
+        expect((await other.getPublishedGuide('escapes'))?.markdown).toBe(escaped.markdown);
+      } finally {
+        await other.close();
+        await scratch.drop();
+      }
+    });
+
+    it('writes a streamed import in batches as the guides arrive, inside the one transaction', async () => {
+      const scratch = await createTestDatabase();
+      const streaming = createPostgresGuideStore({ connectionString: scratch.url, poolSize: 2 });
+      const probe = new pg.Client({ connectionString: scratch.url });
+      try {
+        await streaming.migrate();
+        await probe.connect();
+        /**
+         * Whether the import has written `slug` yet: an insert of the same slug from another
+         * connection then waits for the import's transaction (and gives up after the lock timeout).
+         */
+        const isWritten = async (slug: string): Promise<boolean> => {
+          await probe.query("BEGIN; SET LOCAL lock_timeout = '200ms'");
+          try {
+            await probe.query(
+              `INSERT INTO guides (slug, status, title, summary, tags, language, markdown, plain_text, word_count,
+                reading_time_minutes, headings, content_hash) VALUES ($1, 'retained', '', '', '[]', 'en', '', '', 0, 0, '[]', '')
+              ON CONFLICT (slug) DO NOTHING`,
+              [slug],
+            );
+            return false;
+          } catch (error) {
+            if ((error as { code?: string }).code === '55P03') return true;
+            throw error;
+          } finally {
+            await probe.query('ROLLBACK');
+          }
+        };
+        const guides = Array.from({ length: 600 }, (_, i) => makeGuide({ slug: `streamed-${i}` }));
+        const seen: Record<string, boolean> = {};
+        async function* stream(): AsyncGenerator<PreparedGuide> {
+          for (const [i, guide] of guides.entries()) {
+            yield { guide, contentHash: hashJson(guide) };
+            if (i === 299) {
+              seen.first = await isWritten('streamed-0');
+              seen.last = await isWritten('streamed-299');
+              seen.version = (await streaming.contentVersion()) === 0;
+            }
+          }
+        }
+        const summary = await streaming.importStream!({ ...makeContent([]), guides: stream() });
+        // 300 guides in, the first full batch was written and the rest of the guides not yet; no reader saw any.
+        expect(seen).toEqual({ first: true, last: false, version: true });
+        expect(summary).toMatchObject({ contentVersion: 1, unchanged: 0 });
+        expect(summary.created).toHaveLength(600);
+        expect((await streaming.listPublishedIndex()).length).toBe(600);
+        // The import's statistics are fresh, as after a whole import.
+        const { rows } = await probe.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'guides'");
+        expect(rows[0]?.reltuples).toBe(600);
+      } finally {
+        await probe.end();
+        await streaming.close();
+        await scratch.drop();
+      }
     });
 
     it('reports an unreachable server as StoreUnavailableError', async () => {

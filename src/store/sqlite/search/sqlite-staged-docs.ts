@@ -22,7 +22,7 @@ interface StagedRow {
 }
 
 export class StagedSearchDocs {
-  /** Per slug: its staged row and publication time. A slug given twice keeps its last document. */
+  /** Per slug: its staged row and publication time. */
   private readonly latest = new Map<string, { row: number; publishedMs: number }>();
   /** The vocabularies the staged documents' token ids refer to (one per analyzer that read them). */
   private readonly vocabularies: (readonly string[])[] = [];
@@ -53,11 +53,6 @@ export class StagedSearchDocs {
     const { terms, sequence } = doc.terms;
     this.insert.run(row, vocabulary, terms.length, sequence.length, docTermsBytes(doc.terms), doc.card, doc.head, doc.publishedMs);
     this.latest.set(guide.slug, { row, publishedMs: doc.publishedMs });
-  }
-
-  /** A guide that is not published (any more): a document staged for its slug is not indexed. */
-  remove(slug: string): void {
-    this.latest.delete(slug);
   }
 
   /** Replaces the search index with one of the staged documents; `ids` gives each published guide's row id. */
