@@ -13,6 +13,7 @@ import type { GuideStore } from '../guide-store.js';
 import { StoreUnavailableError } from '../guide-store.js';
 import { createSqliteGuideStore } from './sqlite-guide-store.js';
 import type { SqliteGuideStore } from './sqlite-guide-store.js';
+import { SQLITE_GUIDE_PREPARATION } from './sqlite-guide-preparer.js';
 import type { SearchPageRenderer } from '../../representation/rendered-page.js';
 import type { SearchPriority } from './search/sqlite-search-pool.js';
 
@@ -101,6 +102,9 @@ export function createWatchedSqliteStore(
       : {}),
     listPublishedIndex: use('listPublishedIndex'),
     importContent: use('importContent'),
+    // A folder is imported as it is read, never held whole (the file's store always streams).
+    importStream: (content) => live()?.importStream?.(content) ?? unavailable(),
+    guidePreparation: SQLITE_GUIDE_PREPARATION,
     existingGuides: use('existingGuides'),
     cursorKey: use('cursorKey'),
     ping: use('ping'),
