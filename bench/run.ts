@@ -445,6 +445,14 @@ function taskTimes(pid: number): TaskTimes | undefined {
   return times;
 }
 
+function medianCpu(runs: readonly ThreadCpu[]): ThreadCpu {
+  return {
+    eventLoopMs: median(runs.map((r) => r.eventLoopMs)),
+    searchWorkersMs: median(runs.map((r) => r.searchWorkersMs)),
+    otherMs: median(runs.map((r) => r.otherMs)),
+  };
+}
+
 function threadCpu(before: TaskTimes, after: TaskTimes, requests: number): ThreadCpu | undefined {
   if (requests === 0) return undefined;
   const cpu: ThreadCpu = { eventLoopMs: 0, searchWorkersMs: 0, otherMs: 0 };
@@ -473,6 +481,8 @@ interface Scenario {
    * reference, this, …), for a ratio of neighbouring runs: the deep pages against the early pages.
    */
   referencePaths?(run: number): string[];
+  /** What the reference runs are, for the tables. */
+  referenceTitle?: string;
 }
 
 async function loadCursorCodec(build: Build): Promise<{ encode(payload: unknown): string }> {
@@ -650,6 +660,7 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
       expectStatus: 200,
       paths: (run) => cursorPaths(deepIndex, run),
       referencePaths: (run) => cursorPaths(0, run + runs + 1),
+      referenceTitle: 'list pages by cursor from page 2 (the reference runs)',
       isUncached: true,
     },
   ];
@@ -693,6 +704,7 @@ async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options)
     paths: () => ['/mcp'],
     bodies: (run) => textsOf(run).map((query, id) => mcpSearchBody(query, id)),
     referencePaths: (run) => textsOf(run).map((q) => `/api/v1/guides?q=${encodeURIComponent(q)}&limit=${PAGE}`),
+    referenceTitle: 'REST search GET ?q= of the same texts, 1 connection (the reference runs)',
     isUncached: true,
   });
   return { scenarios: scenarios.filter((s) => !options.only || s.id.includes(options.only)), deepPage };
@@ -712,6 +724,8 @@ interface RunFigures {
   loadAverage: number;
   /** The server's CPU time a request during this run (Linux). */
   cpu?: ThreadCpu;
+  /** The same during the reference run. */
+  referenceCpu?: ThreadCpu;
 }
 
 interface ScenarioResult {
@@ -734,6 +748,9 @@ interface ScenarioResult {
   responseBytes: number;
   /** Medians of the runs' CPU time a request, by thread (Linux). */
   cpu?: ThreadCpu;
+  /** The same for the reference runs. */
+  referenceCpu?: ThreadCpu;
+  referenceTitle?: string;
   isUncached: boolean;
   distinctPathRatio: number;
   unexpected: number;
@@ -878,7 +895,13 @@ async function benchCorpus(
             loadAverage,
             ...(cpu ? { cpu } : {}),
           };
-          if (referenceJob) figures.reference = await load.request<LoadResult>({ job: referenceJob(run, options.duration) });
+          if (referenceJob) {
+            const before = taskTimes(pid);
+            figures.reference = await load.request<LoadResult>({ job: referenceJob(run, options.duration) });
+            const after = taskTimes(pid);
+            const referenceCpu = before && after ? threadCpu(before, after, figures.reference.requests) : undefined;
+            if (referenceCpu) figures.referenceCpu = referenceCpu;
+          }
           runs.push(figures);
         }
         const rps = median(runs.map((r) => r.app.requestsPerSecond));
@@ -903,15 +926,9 @@ async function benchCorpus(
               }
             : {}),
           responseBytes: sample.body.length,
-          ...(runs.every((r) => r.cpu)
-            ? {
-                cpu: {
-                  eventLoopMs: median(runs.map((r) => r.cpu!.eventLoopMs)),
-                  searchWorkersMs: median(runs.map((r) => r.cpu!.searchWorkersMs)),
-                  otherMs: median(runs.map((r) => r.cpu!.otherMs)),
-                },
-              }
-            : {}),
+          ...(runs.every((r) => r.cpu) ? { cpu: medianCpu(runs.map((r) => r.cpu!)) } : {}),
+          ...(referenceJob && runs.every((r) => r.referenceCpu) ? { referenceCpu: medianCpu(runs.map((r) => r.referenceCpu!)) } : {}),
+          ...(scenario.referenceTitle ? { referenceTitle: scenario.referenceTitle } : {}),
           isUncached: scenario.isUncached,
           distinctPathRatio: Math.min(...runs.map((r) => r.app.distinctPathRatio)),
           unexpected: runs.reduce((sum, r) => sum + r.app.unexpected + r.app.errors, 0),
@@ -989,6 +1006,25 @@ function evaluateTargets(results: readonly CorpusResult[]): TargetRow[] {
           ? '—'
           : `${ratio.toFixed(2)} × (${markdown!.requestsPerSecond.toFixed(0)} / ${json!.requestsPerSecond.toFixed(0)} req/s)`,
       status: status(ratio === undefined ? undefined : ratio >= 0.7),
+    });
+  }
+  // The MCP search tool against the REST search of the same texts, in runs that alternate on one server.
+  for (const result of results) {
+    const mcp = find(result.corpus.label, 'mcp-search-common-c1');
+    const cost = mcp?.costRatio;
+    const cpuTotal = (cpu: ThreadCpu | undefined): number | undefined =>
+      cpu ? cpu.eventLoopMs + cpu.searchWorkersMs + cpu.otherMs : undefined;
+    const mcpCpu = cpuTotal(mcp?.cpu);
+    const restCpu = cpuTotal(mcp?.referenceCpu);
+    rows.push({
+      target: 'MCP tools/call search_guides vs REST search of the same texts, time a request (1 connection)',
+      corpus: result.corpus.label,
+      goal: '≤ 1.5 × REST search',
+      measured:
+        mcp && cost !== undefined
+          ? `${cost.toFixed(2)} × (${mcp.requestsPerSecond.toFixed(0)} / ${mcp.referenceRequestsPerSecond?.toFixed(0)} req/s${mcpCpu !== undefined && restCpu !== undefined ? `; server CPU ${mcpCpu.toFixed(2)} / ${restCpu.toFixed(2)} ms a request` : ''})`
+          : '—',
+      status: status(cost === undefined ? undefined : cost <= 1.5),
     });
   }
   ratioTarget('list page 1', 'list-page-1', 0.7);
@@ -1143,11 +1179,14 @@ function renderMarkdown(
       '| corpus | scenario | conn. | req/s | event loop ms | search workers ms | other threads ms | busy |',
       '| --- | --- | --- | --- | --- | --- | --- | --- |',
     );
-    for (const { corpus, scenario: sc, cpu } of withCpu) {
+    const row = (corpus: string, title: string, connections: number, rps: number, cpu: ThreadCpu): string => {
       const total = cpu.eventLoopMs + cpu.searchWorkersMs + cpu.otherMs;
-      lines.push(
-        `| ${corpus} | ${sc.title} | ${sc.connections} | ${fmt(sc.requestsPerSecond)} | ${fmt(cpu.eventLoopMs, 3)} | ${fmt(cpu.searchWorkersMs, 3)} | ${fmt(cpu.otherMs, 3)} | ${fmt((total * sc.requestsPerSecond) / 1000, 2)} |`,
-      );
+      return `| ${corpus} | ${title} | ${connections} | ${fmt(rps)} | ${fmt(cpu.eventLoopMs, 3)} | ${fmt(cpu.searchWorkersMs, 3)} | ${fmt(cpu.otherMs, 3)} | ${fmt((total * rps) / 1000, 2)} |`;
+    };
+    for (const { corpus, scenario: sc, cpu } of withCpu) {
+      lines.push(row(corpus, sc.title, sc.connections, sc.requestsPerSecond, cpu));
+      if (sc.referenceCpu && sc.referenceRequestsPerSecond !== undefined)
+        lines.push(row(corpus, sc.referenceTitle ?? 'its reference runs', sc.connections, sc.referenceRequestsPerSecond, sc.referenceCpu));
     }
   }
   lines.push('', '## Machine notes', '', ...notes.map((n) => `- ${n}`), '');
