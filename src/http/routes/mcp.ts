@@ -86,6 +86,19 @@ function nodeRequest(request: FastifyRequest): Parameters<ReturnType<typeof toNo
   };
 }
 
+/**
+ * The body as JSON when it parses, handed to the SDK so that it neither reads nor parses it again;
+ * undefined otherwise, and the SDK reads the bytes itself and answers its own parse error.
+ */
+function parsedJson(body: unknown): unknown {
+  if (!Buffer.isBuffer(body) || body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes the headers our hooks set (request id, CORS, rate limit, security) onto the raw response. */
 function copyHeaders(reply: FastifyReply): void {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
@@ -257,7 +270,7 @@ export function registerMcpRoutes(app: App, context: RouteContext): void {
           reply.raw.end(jsonRpcError(refused));
           return;
         }
-        await handle(nodeRequest(request), reply.raw);
+        await handle(nodeRequest(request), reply.raw, parsedJson(request.body));
       },
     );
   });
