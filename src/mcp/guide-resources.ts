@@ -4,7 +4,7 @@
  * listed page by page and offered as a resource template.
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
-import type { ListResourcesResult, McpServer, ReadResourceResult } from '@modelcontextprotocol/server';
+import type { ListResourcesRequest, ListResourcesResult, McpServer, ReadResourceResult, Variables } from '@modelcontextprotocol/server';
 import type { ListPosition } from '../guides/cursor.js';
 import type { RouteContext } from '../http/app-types.js';
 import { guideUrl } from '../representation/guide-list-body.js';
@@ -19,28 +19,27 @@ export function markdownUri(urlBase: string, slug: string): string {
   return `${urlBase}/api/v1/guides/${slug}.md`;
 }
 
-export function registerGuideResources(server: McpServer, context: RouteContext): void {
-  const base = context.config.publicBaseUrl;
+const GUIDE_METADATA = {
+  title: 'Guide (Markdown)',
+  description: 'A published guide as Markdown: YAML front matter with its metadata, then the body as authored.',
+  mimeType: 'text/markdown',
+};
 
-  server.registerResource(
-    'guide',
-    new ResourceTemplate(markdownUri(base, '{slug}'), { list: undefined }),
-    {
-      title: 'Guide (Markdown)',
-      description: 'A published guide as Markdown: YAML front matter with its metadata, then the body as authored.',
-      mimeType: 'text/markdown',
-    },
-    async (uri, variables): Promise<ReadResourceResult> => {
-      const slug = variables.slug;
-      const guide = typeof slug === 'string' ? await getGuide(context, slug) : undefined;
-      if (!guide) throw new ResourceNotFoundError(uri.href, RESOURCE_NOT_FOUND_MESSAGE);
-      return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: renderGuideMarkdown(guide, guideUrl(base, guide.slug)) }] };
-    },
-  );
+/** The template, its reader and the paged list, made once for the handler's lifetime (see guideToolRegistrar). */
+export function guideResourceRegistrar(context: RouteContext): (server: McpServer) => void {
+  const base = context.config.publicBaseUrl;
+  const template = new ResourceTemplate(markdownUri(base, '{slug}'), { list: undefined });
+
+  const read = async (uri: URL, variables: Variables): Promise<ReadResourceResult> => {
+    const slug = variables.slug;
+    const guide = typeof slug === 'string' ? await getGuide(context, slug) : undefined;
+    if (!guide) throw new ResourceNotFoundError(uri.href, RESOURCE_NOT_FOUND_MESSAGE);
+    return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: renderGuideMarkdown(guide, guideUrl(base, guide.slug)) }] };
+  };
 
   // McpServer lists a template's resources in one page; this lists them newest first, page by page,
   // with the REST list's signed cursors.
-  server.server.setRequestHandler('resources/list', async (request): Promise<ListResourcesResult> => {
+  const list = async (request: ListResourcesRequest): Promise<ListResourcesResult> => {
     const codec = await context.cursorCodec();
     const cursor = request.params?.cursor;
     let after: ListPosition | undefined;
@@ -62,5 +61,10 @@ export function registerGuideResources(server: McpServer, context: RouteContext)
       })),
       ...(page.next ? { nextCursor: codec.encode({ kind: 'list', after: page.next }) } : {}),
     };
-  });
+  };
+
+  return (server) => {
+    server.registerResource('guide', template, GUIDE_METADATA, read);
+    server.server.setRequestHandler('resources/list', list);
+  };
 }

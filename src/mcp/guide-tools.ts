@@ -91,11 +91,15 @@ function selfContained(schema: TSchema): Record<string, unknown> {
 }
 const standard = <T>(schema: TSchema) => fromJsonSchema<T>(selfContained(schema));
 
+type SearchArgs = { query: string; limit?: number; cursor?: string };
+type ListArgs = { limit?: number; cursor?: string; tag?: string; language?: string };
+type GetArgs = { slug: string };
+
 // Compiled once: a server instance is built per request and reuses them.
 const schemas = {
-  searchInput: standard<{ query: string; limit?: number; cursor?: string }>(SearchInputSchema),
-  listInput: standard<{ limit?: number; cursor?: string; tag?: string; language?: string }>(ListInputSchema),
-  getInput: standard<{ slug: string }>(GetInputSchema),
+  searchInput: standard<SearchArgs>(SearchInputSchema),
+  listInput: standard<ListArgs>(ListInputSchema),
+  getInput: standard<GetArgs>(GetInputSchema),
   list: standard<Record<string, unknown>>(GuideListSchema),
   detail: standard<Record<string, unknown>>(GuideDetailSchema),
 };
@@ -127,60 +131,61 @@ async function guarded(log: FastifyBaseLogger, run: () => Promise<CallToolResult
   }
 }
 
-export function registerGuideTools(server: McpServer, context: RouteContext, log: FastifyBaseLogger): void {
-  server.registerTool(
-    'search_guides',
-    {
-      title: 'Search guides',
-      description:
-        'Full-text search of the published restaurant guides, best match first: the same results, order and cursors as ' +
-        "GET /api/v1/guides?q=. Each item has the guide's summary fields and a snippet with matched terms in **. " +
-        'Pass nextCursor back (with the same query) for the next page. Read a guide with get_guide.',
-      inputSchema: schemas.searchInput,
-      outputSchema: schemas.list,
-      annotations: { title: 'Search guides', ...ANNOTATIONS },
-    },
-    ({ query, limit = MCP_SEARCH_DEFAULT_LIMIT, cursor }) =>
-      guarded(log, async () => pageResult(await searchGuides(context, { query, limit, ...(cursor === undefined ? {} : { cursor }) }))),
-  );
+const SEARCH_CONFIG = {
+  title: 'Search guides',
+  description:
+    'Full-text search of the published restaurant guides, best match first: the same results, order and cursors as ' +
+    "GET /api/v1/guides?q=. Each item has the guide's summary fields and a snippet with matched terms in **. " +
+    'Pass nextCursor back (with the same query) for the next page. Read a guide with get_guide.',
+  inputSchema: schemas.searchInput,
+  outputSchema: schemas.list,
+  annotations: { title: 'Search guides', ...ANNOTATIONS },
+};
 
-  server.registerTool(
-    'list_guides',
-    {
-      title: 'List guides',
-      description:
-        'The published guides, newest first, as GET /api/v1/guides. Optional tag and language filters: a filtered ' +
-        `call reads at most ${MAX_SCANNED_PER_CALL} guides, so its page may be short and still have a nextCursor.`,
-      inputSchema: schemas.listInput,
-      outputSchema: schemas.list,
-      annotations: { title: 'List guides', ...ANNOTATIONS },
-    },
-    ({ limit = DEFAULT_LIMIT, cursor, tag, language }) =>
-      guarded(log, async () =>
-        pageResult(
-          await listGuides(context, {
-            limit,
-            ...(cursor === undefined ? {} : { cursor }),
-            ...(tag === undefined ? {} : { tag }),
-            ...(language === undefined ? {} : { language }),
-          }),
-        ),
+const LIST_CONFIG = {
+  title: 'List guides',
+  description:
+    'The published guides, newest first, as GET /api/v1/guides. Optional tag and language filters: a filtered ' +
+    `call reads at most ${MAX_SCANNED_PER_CALL} guides, so its page may be short and still have a nextCursor.`,
+  inputSchema: schemas.listInput,
+  outputSchema: schemas.list,
+  annotations: { title: 'List guides', ...ANNOTATIONS },
+};
+
+const GET_CONFIG = {
+  title: 'Get a guide',
+  description: 'One published guide by slug: its metadata, Markdown body, word count and headings, as GET /api/v1/guides/{slug}.',
+  inputSchema: schemas.getInput,
+  outputSchema: schemas.detail,
+  annotations: { title: 'Get a guide', ...ANNOTATIONS },
+};
+
+/**
+ * The three tools' handlers, made once for the handler's lifetime: a server is built per request,
+ * and only the registration itself has to happen on each one.
+ */
+export function guideToolRegistrar(context: RouteContext, log: FastifyBaseLogger): (server: McpServer) => void {
+  const search = ({ query, limit = MCP_SEARCH_DEFAULT_LIMIT, cursor }: SearchArgs) =>
+    guarded(log, async () => pageResult(await searchGuides(context, { query, limit, ...(cursor === undefined ? {} : { cursor }) })));
+  const list = ({ limit = DEFAULT_LIMIT, cursor, tag, language }: ListArgs) =>
+    guarded(log, async () =>
+      pageResult(
+        await listGuides(context, {
+          limit,
+          ...(cursor === undefined ? {} : { cursor }),
+          ...(tag === undefined ? {} : { tag }),
+          ...(language === undefined ? {} : { language }),
+        }),
       ),
-  );
-
-  server.registerTool(
-    'get_guide',
-    {
-      title: 'Get a guide',
-      description: 'One published guide by slug: its metadata, Markdown body, word count and headings, as GET /api/v1/guides/{slug}.',
-      inputSchema: schemas.getInput,
-      outputSchema: schemas.detail,
-      annotations: { title: 'Get a guide', ...ANNOTATIONS },
-    },
-    ({ slug }) =>
-      guarded(log, async () => {
-        const guide = await getGuide(context, slug);
-        return guide ? jsonResult(JSON.stringify(guide)) : errorResult(GUIDE_NOT_FOUND_MESSAGE);
-      }),
-  );
+    );
+  const get = ({ slug }: GetArgs) =>
+    guarded(log, async () => {
+      const guide = await getGuide(context, slug);
+      return guide ? jsonResult(JSON.stringify(guide)) : errorResult(GUIDE_NOT_FOUND_MESSAGE);
+    });
+  return (server) => {
+    server.registerTool('search_guides', SEARCH_CONFIG, search);
+    server.registerTool('list_guides', LIST_CONFIG, list);
+    server.registerTool('get_guide', GET_CONFIG, get);
+  };
 }

@@ -5,12 +5,12 @@
  * statelessly (no Mcp-Session-Id; answered as the SDK does).
  */
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import type { CacheHint, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { CacheHint, McpHttpHandler, McpServerOptions } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RouteContext } from '../http/app-types.js';
 import { SOFTWARE_VERSION } from '../lib/version.js';
-import { registerGuideResources } from './guide-resources.js';
-import { registerGuideTools } from './guide-tools.js';
+import { guideResourceRegistrar } from './guide-resources.js';
+import { guideToolRegistrar } from './guide-tools.js';
 
 const INSTRUCTIONS =
   'Restaurant guides, public and read-only. Find guides with search_guides (or list_guides), ' +
@@ -22,25 +22,28 @@ const ONE_HOUR_MS = 3_600_000;
 export function createGuidesMcpHandler(context: RouteContext, log: FastifyBaseLogger): McpHttpHandler {
   const content: CacheHint = { ttlMs: context.config.cacheMaxAgeSeconds * 1000, cacheScope: 'public' };
   const release: CacheHint = { ttlMs: ONE_HOUR_MS, cacheScope: 'public' };
+  // Everything that does not depend on the request is made here, once; the factory only builds
+  // the McpServer (one per request, as the SDK requires) and registers it all on it.
+  const info = { name: 'restaurant-guides', title: 'Restaurant Guides', version: SOFTWARE_VERSION };
+  const options: McpServerOptions = {
+    instructions: INSTRUCTIONS,
+    // Nothing is ever notified: the tools change only with a release, and a stateless instance
+    // cannot tell the other instances' clients about an import.
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    cacheHints: {
+      'server/discover': release,
+      'tools/list': release,
+      'resources/templates/list': release,
+      'resources/list': content,
+      'resources/read': content,
+    },
+  };
+  const registerTools = guideToolRegistrar(context, log);
+  const registerResources = guideResourceRegistrar(context);
   const factory = (): McpServer => {
-    const server = new McpServer(
-      { name: 'restaurant-guides', title: 'Restaurant Guides', version: SOFTWARE_VERSION },
-      {
-        instructions: INSTRUCTIONS,
-        // Nothing is ever notified: the tools change only with a release, and a stateless instance
-        // cannot tell the other instances' clients about an import.
-        capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-        cacheHints: {
-          'server/discover': release,
-          'tools/list': release,
-          'resources/templates/list': release,
-          'resources/list': content,
-          'resources/read': content,
-        },
-      },
-    );
-    registerGuideTools(server, context, log);
-    registerGuideResources(server, context);
+    const server = new McpServer(info, options);
+    registerTools(server);
+    registerResources(server);
     return server;
   };
   return createMcpHandler(factory, {
