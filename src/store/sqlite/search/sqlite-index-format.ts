@@ -23,9 +23,13 @@ export const FREQUENCY_SCALE = 16;
 export const SEARCH_FORMAT_VERSION = 7;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
-/** A prefix gets its own merged list when it expands to more tokens or postings than this. */
+/**
+ * A prefix gets its own merged list when it expands to more tokens than PREFIX_MAX_EXPANSIONS, or
+ * to more postings than one in PREFIX_MAX_POSTINGS_SHARE guides: a common word's prefix, whose
+ * merge would cost a search more than reading one long list (by blocks) does.
+ */
 export const PREFIX_MAX_EXPANSIONS = 48;
-export const PREFIX_MAX_POSTINGS = 150_000;
+export const PREFIX_MAX_POSTINGS_SHARE = 2;
 /** Columns of a search document: title, summary, tags, body. */
 export const COLUMNS = 4;
 
