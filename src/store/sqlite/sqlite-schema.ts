@@ -104,4 +104,13 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE search_docs ADD COLUMN head TEXT NOT NULL DEFAULT '';
     `,
   },
+  {
+    version: 6,
+    description:
+      "the posting lists of common tokens and prefixes keep a block table (each block's highest frequency), so searches skip blocks",
+    sql: `
+      -- Written by the index build (search format 7; older indexes are rebuilt): see sqlite-block-table.ts.
+      ALTER TABLE search_postings ADD COLUMN blocks BLOB;
+    `,
+  },
 ];

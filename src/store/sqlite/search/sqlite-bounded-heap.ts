@@ -14,18 +14,6 @@ export function isWorse(candidates: Int32Array, scores: Float64Array, a: number,
 }
 
 /**
- * Moves the `count` best of the first `matched` candidates to the front of `candidates` and
- * `scores` (unordered) and returns how many: one pass keeping a bounded heap with the worst of the
- * best on top (keepBest()), so most candidates cost a single comparison. The heap grows at the
- * front, never past the candidate being read, so it can live in the same arrays.
- */
-export function bestCandidates(candidates: Int32Array, scores: Float64Array, matched: number, count: number): number {
-  let size = 0;
-  for (let i = 0; i < matched; i += 1) size = keepBest(candidates, scores, size, count, candidates[i] as number, scores[i] as number);
-  return size;
-}
-
-/**
  * Offers guide `doc` with `score` to a bounded heap of the best `count` so far, held in the first
  * `size` entries of `candidates` and `scores` with the worst (isWorse()) on top; returns the new size.
  */

@@ -8,6 +8,8 @@
  *   average, weighted (title 10, summary 4, tags 3, body 1), summed, in FREQUENCY_SCALE units.
  * - Prefixes that expand to many tokens, or to many postings, get a merged posting list of their
  *   own, so a one-letter prefix costs one list instead of thousands.
+ * - A list of many guides (a common token or prefix) also gets a block table, so a search can skip
+ *   the guides that cannot reach its page (sqlite-block-table.ts).
  * - Each document keeps its token ids per column (for phrases and snippets) and the code point
  *   offset of a body word about every 32 tokens (so a snippet reads a few words of text, not all).
  * - Vocabulary, document table and statistics are small blobs in search_meta that a reader loads
@@ -15,6 +17,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { SearchAnalyzer } from './sqlite-analyzer.js';
+import { blockTableOf, hasBlockTable } from './sqlite-block-table.js';
 import {
   BM25_B,
   COLUMNS,
@@ -126,7 +129,7 @@ export class SearchIndexBuilder {
   constructor(db: Database) {
     db.exec('DELETE FROM search_postings; DELETE FROM search_docs; DELETE FROM search_meta;');
     this.insertDoc = db.prepare('INSERT INTO search_docs (docno, tokens, card, head) VALUES (?, ?, ?, ?)');
-    this.insertPostings = db.prepare('INSERT INTO search_postings (id, df, data) VALUES (?, ?, ?)');
+    this.insertPostings = db.prepare('INSERT INTO search_postings (id, df, data, blocks) VALUES (?, ?, ?, ?)');
     this.insertMeta = db.prepare('INSERT INTO search_meta (key, value) VALUES (?, ?)');
   }
 
@@ -224,10 +227,11 @@ export class SearchIndexBuilder {
     const docCount = this.docno;
     const factors = columnFactors(this.columnLengths, docCount);
     const lists = terms.map((_, id) => bm25fList(postings.bytesOf(id), factors));
-    for (let id = 0; id < terms.length; id += 1) insertPostings.run(id, docFrequency[id], lists[id]);
-    const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) =>
-      insertPostings.run(terms.length + id, df, data),
-    );
+    const write = (id: number, df: number, data: Buffer): void => {
+      insertPostings.run(id, df, data, hasBlockTable(df, docCount) ? blockTableOf(data, docCount) : null);
+    };
+    for (let id = 0; id < terms.length; id += 1) write(id, docFrequency[id] as number, lists[id] as Buffer);
+    const prefixes = buildPrefixLists(terms, lists, docFrequency, docCount, (id, df, data) => write(terms.length + id, df, data));
 
     const docTable = Buffer.alloc(docCount * 16);
     for (let i = 0; i < docCount; i += 1) {

@@ -4,7 +4,8 @@
  * - Documents are numbered ("docno") in list order (publishedAt desc, slug asc), so the search
  *   tie-break (publishedAt desc, slug) is simply "lower docno first".
  * - A posting list is docno-ordered (delta, frequency) varint pairs; the frequency is BM25F's, in
- *   FREQUENCY_SCALE units (sqlite-index-builder.ts).
+ *   FREQUENCY_SCALE units (sqlite-index-builder.ts). A long list also has a block table
+ *   (sqlite-block-table.ts).
  * - A document's token list (search_docs.tokens): the 4 column lengths, the checkpoint count, the
  *   checkpoints (pairs of body token index and code-point offset), then each column's ids, body last.
  */
@@ -19,12 +20,16 @@ export const BM25_B = 0.75;
 export const FREQUENCY_SCALE = 16;
 
 /** Bump when the stored layout changes: readers rebuild an index of another format. */
-export const SEARCH_FORMAT_VERSION = 6;
+export const SEARCH_FORMAT_VERSION = 7;
 /** Every how many body tokens a character offset is kept for snippets. */
 export const CHECKPOINT_EVERY = 32;
-/** A prefix gets its own merged list when it expands to more tokens or postings than this. */
+/**
+ * A prefix gets its own merged list when it expands to more tokens than PREFIX_MAX_EXPANSIONS, or
+ * to more postings than one in PREFIX_MAX_POSTINGS_SHARE guides: a common word's prefix, whose
+ * merge would cost a search more than reading one long list (by blocks) does.
+ */
 export const PREFIX_MAX_EXPANSIONS = 48;
-export const PREFIX_MAX_POSTINGS = 150_000;
+export const PREFIX_MAX_POSTINGS_SHARE = 2;
 /** Columns of a search document: title, summary, tags, body. */
 export const COLUMNS = 4;
 

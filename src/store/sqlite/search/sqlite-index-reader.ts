@@ -5,6 +5,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { RingCache } from './ring-cache.js';
+import { BLOCK_DOCS } from './sqlite-block-table.js';
 import { SEARCH_FORMAT_VERSION, readInt32Array } from './sqlite-index-format.js';
 import type { SearchStats } from './sqlite-index-format.js';
 
@@ -32,10 +33,14 @@ export interface SearchScratch {
   candidates: Int32Array;
   scores: Float64Array;
   heap: Int32Array;
+  /** One block's guides while the scan reads it (sqlite-block-scan.ts). */
+  blockDocs: Int32Array;
+  blockScores: Float64Array;
+  /** A prefix merged at query time (union() in sqlite-postings.ts). */
   unionSums: Int32Array;
+  unionSeen: Int32Array;
   unionDocs: Int32Array;
-  unionOutDocs: Int32Array;
-  unionOutFreqs: Int32Array;
+  unionFreqs: Int32Array;
   /** Snippets' memo of token id → query term index, valid where the generation is the search's. */
   termCacheGeneration: Int32Array;
   termCacheValue: Int16Array;
@@ -47,11 +52,17 @@ export interface LoadedIndex {
   scratch: SearchScratch;
 }
 
+/** A posting list as stored: its postings, and its block table if it has one (sqlite-block-table.ts). */
+export interface StoredList {
+  data: Uint8Array;
+  blocks: Uint8Array | undefined;
+}
+
 export interface IndexReader {
   /** The index of the current content version, loaded when the version changed. */
   current(): LoadedIndex;
   /** Posting list `id` (a token's; a prefix's after the tokens'), from the cache when it is there. */
-  postingsOf(id: number): Uint8Array;
+  postingsOf(id: number): StoredList;
   /** A search begins: lists read from here on stay cached until it has scored them. */
   turn(): void;
 }
@@ -60,11 +71,11 @@ export function createIndexReader(db: Database, postingsCacheBytes = POSTINGS_CA
   const statements = {
     version: db.prepare<[], string>("SELECT value FROM meta WHERE key = 'content_version'").pluck(),
     meta: db.prepare<[string], Buffer>('SELECT value FROM search_meta WHERE key = ?').pluck(),
-    postings: db.prepare<[number], Buffer>('SELECT data FROM search_postings WHERE id = ?').pluck(),
+    postings: db.prepare<[number], [Buffer, Buffer | null]>('SELECT data, blocks FROM search_postings WHERE id = ?').raw(true),
   };
   let loaded: LoadedIndex | undefined;
   // Views into one buffer, overwritten oldest first (see ring-cache.ts).
-  const postingsCache = new RingCache<number, Uint8Array>(postingsCacheBytes, 8);
+  const postingsCache = new RingCache<number, StoredList>(postingsCacheBytes, 8);
 
   function load(contentVersion: string): LoadedIndex {
     const statsBlob = statements.meta.get('stats');
@@ -98,10 +109,12 @@ export function createIndexReader(db: Database, postingsCacheBytes = POSTINGS_CA
         candidates: new Int32Array(docCount),
         scores: new Float64Array(docCount),
         heap: new Int32Array(docCount),
+        blockDocs: new Int32Array(BLOCK_DOCS),
+        blockScores: new Float64Array(BLOCK_DOCS),
         unionSums: new Int32Array(docCount),
+        unionSeen: new Int32Array(docCount),
         unionDocs: new Int32Array(docCount),
-        unionOutDocs: new Int32Array(docCount),
-        unionOutFreqs: new Int32Array(docCount),
+        unionFreqs: new Int32Array(docCount),
         termCacheGeneration: new Int32Array(terms.length),
         termCacheValue: new Int16Array(terms.length),
         generation: 0,
@@ -118,14 +131,16 @@ export function createIndexReader(db: Database, postingsCacheBytes = POSTINGS_CA
     postingsOf(id) {
       const cached = postingsCache.get(id);
       if (cached) return cached;
-      // Read into a new buffer that dies young; the cache keeps a copy in its own.
-      const data = statements.postings.get(id) ?? Buffer.alloc(0);
+      // Read into new buffers that die young; the cache keeps a copy in its own.
+      const [data, blocks] = statements.postings.get(id) ?? [Buffer.alloc(0), null];
+      const tableBytes = blocks?.length ?? 0;
       return (
-        postingsCache.put(id, data.length, (buffer, offset) => {
-          const kept = new Uint8Array(buffer, offset, data.length);
+        postingsCache.put(id, data.length + tableBytes, (buffer, offset) => {
+          const kept = new Uint8Array(buffer, offset, data.length + tableBytes);
           kept.set(data);
-          return kept;
-        }) ?? data
+          if (blocks) kept.set(blocks, data.length);
+          return { data: kept.subarray(0, data.length), blocks: blocks ? kept.subarray(data.length) : undefined };
+        }) ?? { data, blocks: blocks ?? undefined }
       );
     },
     turn() {

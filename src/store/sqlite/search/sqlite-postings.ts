@@ -1,35 +1,52 @@
 /**
- * Query terms resolved against the vocabulary, each into sources of postings: a list as stored, a
- * prefix's lists merged at query time (union), or a list kept decoded as impacts, sparse or dense.
+ * Query terms resolved against the vocabulary, each into sources of postings that sqlite-block-scan.ts
+ * reads block by block: a list as stored with its block table (the common tokens and prefixes), or
+ * postings decoded with their BM25 parts (rarer lists, whole; prefixes merged at query time).
  */
 import type { SearchQuery } from '../../../guides/search-query.js';
 import { RingCache } from './ring-cache.js';
+import { BLOCK_DOCS, blockCount, blockTableBytes, blockTableIn, hasBlockTable, readBlockTable } from './sqlite-block-table.js';
 import { K1_PLUS_1, SATURATION, VarintReader, idfOf } from './sqlite-index-format.js';
 import { expansionsOf, termIdOf } from './sqlite-index-reader.js';
 import type { IndexReader, IndexState, LoadedIndex, SearchScratch } from './sqlite-index-reader.js';
 import { wordTokens } from './sqlite-text.js';
 
 /**
- * Lists of at least this many documents (common words, and prefixes merged at query time) are also
- * kept decoded, each posting with its BM25 part already computed, within IMPACT_CACHE_BYTES (12
- * bytes a posting). Scoring them is then one subtraction per posting instead of a varint decode
- * and a division, and a prefix's merge is done once per content version instead of per search.
- * Lists of two thirds of the guides or more are kept dense instead (see sourceOf()). A list whose
- * postings would take more than an eighth of the budget is not kept (at 100k guides, the commonest
- * words): cycling megabyte arrays through a full cache would cost more than decoding them.
+ * Lists without a block table of at least this many documents (and prefixes merged at query time)
+ * are kept decoded, each posting with its BM25 part already computed, within IMPACT_CACHE_BYTES
+ * (12 bytes a posting, and 12 a block). Scoring them is then one subtraction per posting instead
+ * of a varint decode and a division, and a prefix's merge is done once per content version
+ * instead of per search. A source that would take more than an eighth of the budget is not kept:
+ * cycling megabyte arrays through a full cache would cost more than decoding them.
  */
 export const IMPACT_MIN_DF = 512;
 export const IMPACT_CACHE_BYTES = 8 * 1024 * 1024;
 
-/** A query term resolved against the vocabulary, with the documents it matches. */
-export type Source =
-  | { kind: 'list'; df: number; data: Uint8Array }
-  | { kind: 'arrays'; df: number; docs: Int32Array; freqs: Int32Array; length: number }
-  | { kind: 'impacts'; df: number; docs: Int32Array; impacts: Float64Array }
-  // One impact per guide, by docno, 0 where the list lacks the guide (see sourceOf()).
-  | { kind: 'dense'; df: number; impacts: Float64Array };
+/** A list as stored, with its block table (sqlite-block-table.ts): only the blocks a search needs are decoded. */
+export interface ListSource {
+  kind: 'list';
+  df: number;
+  idf: number;
+  data: Uint8Array;
+  /** Per block: the byte its postings start at, the docno before them, and the highest impact among them (0: none). */
+  starts: Int32Array;
+  before: Int32Array;
+  max: Float64Array;
+}
 
-export type DenseSource = Source & { kind: 'dense' };
+/** Postings decoded, each with its BM25 part. */
+export interface ImpactSource {
+  kind: 'impacts';
+  df: number;
+  docs: Int32Array;
+  impacts: Float64Array;
+  /** Per block: its first entry (one more, for the end of the last), and its highest impact (0: none). */
+  starts: Int32Array;
+  max: Float64Array;
+}
+
+/** A query term's postings, as the scan reads them. */
+export type Source = ListSource | ImpactSource;
 
 export interface ResolvedTerm {
   /** Tokens whose ids count as hits of this term in snippets. */
@@ -41,10 +58,12 @@ export interface ResolvedTerm {
 }
 
 export interface PostingSourcesOptions {
-  /** Lists at least this long are kept as decoded impacts (default IMPACT_MIN_DF). */
+  /** Lists without a block table at least this long are kept as decoded impacts (default IMPACT_MIN_DF). */
   impactMinDf?: number;
   /** Bytes of decoded impacts kept (default IMPACT_CACHE_BYTES). */
   impactCacheBytes?: number;
+  /** false: read every list whole, as decoded impacts, whatever its block table (tests compare both ways). */
+  blockTables?: boolean;
 }
 
 export interface PostingSources {
@@ -54,78 +73,101 @@ export interface PostingSources {
   turn(): void;
 }
 
+/** An ImpactSource of `df` postings over `blocks` blocks, its arrays laid out in `buffer` from `offset` (Float64 first: 8-byte aligned). */
+function impactSource(buffer: ArrayBuffer, offset: number, df: number, blocks: number): ImpactSource {
+  return {
+    kind: 'impacts',
+    df,
+    impacts: new Float64Array(buffer, offset, df),
+    max: new Float64Array(buffer, offset + df * 8, blocks),
+    docs: new Int32Array(buffer, offset + (df + blocks) * 8, df),
+    starts: new Int32Array(buffer, offset + (df + blocks) * 8 + df * 4, blocks + 1),
+  };
+}
+
+function impactBytes(df: number, blocks: number): number {
+  return (df + blocks) * 12 + 4;
+}
+
+/**
+ * Memory for one search's sources that are not cached (block tables as read, lists decoded): taken
+ * in order, and all free again when the next search begins, so that a search allocates no
+ * buffers (V8 tracks and frees each one apart, at a cost per search).
+ */
+class SearchArena {
+  private buffer = new ArrayBuffer(64 * 1024);
+  private used = 0;
+
+  /** A new search: what earlier ones took is free again. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  /** The value `make` returns given room for `bytes` (rounded up to a multiple of 8): a buffer and the offset of that room. */
+  take<T>(bytes: number, make: (buffer: ArrayBuffer, offset: number) => T): T {
+    const size = Math.ceil(bytes / 8) * 8;
+    if (this.used + size > this.buffer.byteLength) {
+      // Views taken from the old buffer stay valid; it goes once they do.
+      this.buffer = new ArrayBuffer(Math.max(this.buffer.byteLength * 2, size));
+      this.used = 0;
+    }
+    const offset = this.used;
+    this.used += size;
+    return make(this.buffer, offset);
+  }
+}
+
 export function createPostingSources(reader: IndexReader, options: PostingSourcesOptions = {}): PostingSources {
   const impactMinDf = options.impactMinDf ?? IMPACT_MIN_DF;
   const impactCacheBytes = options.impactCacheBytes ?? IMPACT_CACHE_BYTES;
+  const useBlockTables = options.blockTables ?? true;
   // Views into one buffer, overwritten oldest first (see ring-cache.ts); it belongs to one index.
-  const impactCache = new RingCache<number | string, Source & { kind: 'impacts' | 'dense' }>(impactCacheBytes, 8);
+  const impactCache = new RingCache<number | string, ImpactSource>(impactCacheBytes, 8);
+  const arena = new SearchArena();
   let cachedFor: IndexState | undefined;
 
   /**
-   * The source `make` gives, as decoded impacts when it is long enough (see IMPACT_MIN_DF), from
-   * the cache when it is there. `atLeast` is a bound on its length known before making it.
+   * The impacts of `df` postings that `fill` writes (docs and impacts; it returns how many), from
+   * the cache under `key` when they are there, kept there when long enough (see IMPACT_MIN_DF),
+   * else in the search's arena.
    */
-  function sourceOf(s: IndexState, key: number | string, atLeast: number, make: () => Source): Source {
-    if (atLeast < impactMinDf || atLeast * 12 > impactCacheBytes / 8) return make();
-    const cached = impactCache.get(key);
+  function impactsOf(
+    s: IndexState,
+    key: number | string,
+    df: number,
+    fill: (docs: Int32Array, impacts: Float64Array) => number,
+  ): ImpactSource {
+    const blocks = blockCount(s.docCount);
+    const bytes = impactBytes(df, blocks);
+    const isKept = df >= impactMinDf && bytes <= impactCacheBytes / 8;
+    const cached = isKept ? impactCache.get(key) : undefined;
     if (cached) return cached;
-    const made = make();
-    if (made.kind === 'impacts' || made.kind === 'dense') return made;
-    const { df } = made;
-    const { docCount } = s;
-    const idf = idfOf(docCount, df);
-    // The same expression as in the scoring loops (sqlite-rank.ts), so a score is the same double
-    // either way. Never 0: a posting's frequency is at least 1 and the IDF above 0, so 0 can mark
-    // "absent" in a dense list.
-    const impactOf = (freq: number): number => (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
-    const forEachPosting = (visit: (i: number, doc: number, freq: number) => void): void => {
-      if (made.kind === 'list') {
-        const postings = new VarintReader(made.data);
-        for (let i = 0, doc = -1; !postings.done; i += 1) {
-          doc += postings.next() + 1;
-          visit(i, doc, postings.next());
-        }
-      } else {
-        for (let i = 0; i < made.length; i += 1) visit(i, made.docs[i] as number, made.freqs[i] as number);
-      }
-    };
-    // A list of two thirds of the guides or more (common words, short prefixes) is kept dense, one
-    // impact per guide by docno: no more bytes than its postings (8 a guide against 12 a posting),
-    // and intersecting it is one lookup per candidate instead of a walk along the whole list.
-    if (df * 12 >= docCount * 8) {
-      const source = impactCache.put(key, docCount * 8, (buffer, offset) => ({
-        kind: 'dense' as const,
-        df,
-        impacts: new Float64Array(buffer, offset, docCount).fill(0),
-      })) ?? { kind: 'dense' as const, df, impacts: new Float64Array(docCount) };
-      const { impacts } = source;
-      forEachPosting((_, doc, freq) => {
-        impacts[doc] = impactOf(freq);
-      });
-      return source;
-    }
-    // In the cache's buffer (impacts first: 8-byte aligned), or, when it has no room this search, apart.
-    const source = impactCache.put(key, df * 12, (buffer, offset) => ({
-      kind: 'impacts' as const,
-      df,
-      impacts: new Float64Array(buffer, offset, df),
-      docs: new Int32Array(buffer, offset + df * 8, df),
-    })) ?? { kind: 'impacts' as const, df, docs: new Int32Array(df), impacts: new Float64Array(df) };
-    const { docs, impacts } = source;
-    forEachPosting((i, doc, freq) => {
-      docs[i] = doc;
-      impacts[i] = impactOf(freq);
-    });
+    const make = (buffer: ArrayBuffer, offset: number): ImpactSource => impactSource(buffer, offset, df, blocks);
+    // In the cache's buffer, or, when it has no room this search, apart.
+    const source = (isKept ? impactCache.put(key, bytes, make) : undefined) ?? arena.take(bytes, make);
+    const length = fill(source.docs, source.impacts);
+    indexBlocks(source.docs, source.impacts, length, source.starts, source.max);
     return source;
   }
 
   function listOf(s: IndexState, id: number, df: number): Source {
-    return sourceOf(s, id, df, () => ({ kind: 'list', df, data: reader.postingsOf(id) }));
+    const { docCount } = s;
+    const idf = idfOf(docCount, df);
+    if (useBlockTables && hasBlockTable(df, docCount)) {
+      const { data, blocks } = reader.postingsOf(id);
+      if (blocks) {
+        const { starts, before, max } = arena.take(blockTableBytes(docCount), (buffer, offset) => blockTableIn(buffer, offset, docCount));
+        readBlockTable(blocks, idf, { starts, before, max });
+        return { kind: 'list', df, idf, data, starts, before, max };
+      }
+    }
+    return impactsOf(s, id, df, (docs, impacts) => decodeImpacts(reader.postingsOf(id).data, idf, docs, impacts));
   }
 
   return {
     turn() {
       impactCache.turn();
+      arena.reset();
     },
     resolve({ state: s, scratch }, query) {
       if (cachedFor !== s) {
@@ -151,12 +193,7 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
           const ids = expansionsOf(s, prefix);
           if (ids.length === 0) return undefined;
           const first = ids[0] as number;
-          const source =
-            ids.length === 1
-              ? listOf(s, first, s.termDf[first] as number)
-              : sourceOf(s, `union:${prefix}`, Math.max(...Array.from(ids, (id) => s.termDf[id] as number)), () =>
-                  union(reader, s, scratch, ids),
-                );
+          const source = ids.length === 1 ? listOf(s, first, s.termDf[first] as number) : unionOf(s, scratch, prefix, ids);
           resolved.push({ tokenIds: new Set(ids), prefix, sources: [source] });
           continue;
         }
@@ -175,22 +212,75 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
       return resolved;
     },
   };
+
+  /**
+   * A prefix without a stored list: its tokens' lists merged, frequencies summed per guide (in
+   * scratch: only the last term of a query is a prefix, so one merge is alive at a time), kept as
+   * impacts like a list's.
+   */
+  function unionOf(s: IndexState, scratch: SearchScratch, prefix: string, ids: Int32Array): ImpactSource {
+    const key = `union:${prefix}`;
+    const cached = impactCache.get(key);
+    if (cached) return cached;
+    const df = union(reader, s, scratch, ids);
+    const idf = idfOf(s.docCount, df);
+    const { unionDocs, unionFreqs } = scratch;
+    return impactsOf(s, key, df, (docs, impacts) => {
+      for (let i = 0; i < df; i += 1) {
+        const freq = unionFreqs[i] as number;
+        docs[i] = unionDocs[i] as number;
+        impacts[i] = (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+      }
+      return df;
+    });
+  }
 }
 
 /**
- * Merges several posting lists into one (a prefix without a stored list), summing frequencies.
- * Scratch, not new arrays: only the last term of a query is a prefix, so one union is alive at a time.
+ * A list as stored, decoded into `docs` and `impacts`; returns its length. The impact is the
+ * same expression everywhere (here, the scan's loops, block bounds), so a score is the same
+ * double whichever way a list is read.
  */
-function union(reader: IndexReader, s: IndexState, scratch: SearchScratch, ids: Int32Array): Source {
-  const { unionSums: sums, unionDocs: docs, unionOutDocs: outDocs, unionOutFreqs: outFreqs } = scratch;
+function decodeImpacts(data: Uint8Array, idf: number, docs: Int32Array, impacts: Float64Array): number {
+  const postings = new VarintReader(data);
+  let length = 0;
+  for (let doc = -1; !postings.done; length += 1) {
+    doc += postings.next() + 1;
+    const freq = postings.next();
+    docs[length] = doc;
+    impacts[length] = (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+  }
+  return length;
+}
+
+/** Where each block's entries start among `length` docno-ordered postings (`starts`, one per block and one more), and each block's highest impact (`max`). */
+function indexBlocks(docs: Int32Array, impacts: Float64Array, length: number, starts: Int32Array, max: Float64Array): void {
+  max.fill(0);
+  let i = 0;
+  for (let block = 0; block < max.length; block += 1) {
+    starts[block] = i;
+    const end = (block + 1) * BLOCK_DOCS;
+    let highest = 0;
+    for (; i < length && (docs[i] as number) < end; i += 1) highest = Math.max(highest, impacts[i] as number);
+    max[block] = highest;
+  }
+  starts[max.length] = i;
+}
+
+/**
+ * Merges several posting lists into one (a prefix without a stored list), summing frequencies,
+ * into scratch.unionDocs and unionFreqs; returns its length.
+ */
+function union(reader: IndexReader, s: IndexState, scratch: SearchScratch, ids: Int32Array): number {
+  const { unionSums: sums, unionSeen: seen, unionDocs: outDocs, unionFreqs: outFreqs } = scratch;
   let count = 0;
   for (const id of ids) {
-    const postings = new VarintReader(reader.postingsOf(id));
+    const postings = new VarintReader(reader.postingsOf(id).data);
     let doc = -1;
     while (!postings.done) {
       doc += postings.next() + 1;
       const freq = postings.next();
-      if (sums[doc] === 0) docs[count++] = doc;
+      if (sums[doc] === 0) seen[count++] = doc;
       sums[doc] = (sums[doc] as number) + freq;
     }
   }
@@ -204,7 +294,7 @@ function union(reader: IndexReader, s: IndexState, scratch: SearchScratch, ids: 
   if (count > s.docCount / 8) {
     for (let doc = 0; doc < s.docCount; doc += 1) if (sums[doc] !== 0) emit(doc);
   } else {
-    for (const doc of docs.subarray(0, count).sort()) emit(doc);
+    for (const doc of seen.subarray(0, count).sort()) emit(doc);
   }
-  return { kind: 'arrays', df: count, docs: outDocs, freqs: outFreqs, length: count };
+  return count;
 }

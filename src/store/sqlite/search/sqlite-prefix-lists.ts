@@ -1,10 +1,11 @@
 /** Prefix lists: merged posting lists of the prefixes that expand to many tokens or postings. */
-import { PREFIX_MAX_EXPANSIONS, PREFIX_MAX_POSTINGS, VarintReader, VarintWriter } from './sqlite-index-format.js';
+import { PREFIX_MAX_EXPANSIONS, PREFIX_MAX_POSTINGS_SHARE, VarintReader, VarintWriter } from './sqlite-index-format.js';
 
 /**
  * Finds the prefixes that deserve a merged list and writes them (ids after the tokens' ids).
- * A prefix qualifies when it expands to more than PREFIX_MAX_EXPANSIONS tokens or more than
- * PREFIX_MAX_POSTINGS postings: below both, merging at query time is cheaper than storing.
+ * A prefix qualifies when it expands to more than PREFIX_MAX_EXPANSIONS tokens, or to more
+ * postings than one in PREFIX_MAX_POSTINGS_SHARE guides: below both, merging at query time is
+ * cheaper than storing.
  */
 export function buildPrefixLists(
   terms: readonly string[],
@@ -37,7 +38,8 @@ export function buildPrefixLists(
         mass += docFrequency[order[to] as number] as number;
         to += 1;
       }
-      if (to - from > PREFIX_MAX_EXPANSIONS || (to - from > 1 && mass > PREFIX_MAX_POSTINGS)) qualifying.push({ prefix, from, to });
+      if (to - from > PREFIX_MAX_EXPANSIONS || (to - from > 1 && mass * PREFIX_MAX_POSTINGS_SHARE > docCount))
+        qualifying.push({ prefix, from, to });
       from = to;
     }
   }

@@ -143,21 +143,20 @@ describe('SQLite search', () => {
     expect(matched).toBeGreaterThan(60);
   });
 
-  it('gives the same pages, scores and snippets whether lists are scored from impacts (by posting or dense, cached or evicted) or decoded', async () => {
-    // Texts of common words only (every list dense) are scored in one pass that keeps the page as
-    // it goes, with a loop of its own for two to four lists; the decoded walk scores every match.
+  it('gives the same pages, scores and snippets whether lists are read by blocks or decoded whole (as impacts cached, evicted or not kept)', async () => {
     const { file } = await openCorpusStore();
     const db = openSqliteDatabase(file, { readonly: true });
     try {
-      // One search object per variant for all the texts, so its cache fills (and, the last one, overflows).
-      const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY });
-      // Lists of 200+ of the 300 guides are kept dense (an impact per guide), shorter ones by posting.
-      const allKept = pageWalker(db, { impactMinDf: 1 });
+      // One search object per variant for all the texts, so its cache fills (and, the last ones, overflows).
+      const decoded = pageWalker(db, { blockTables: false, impactMinDf: Number.POSITIVE_INFINITY });
+      // The lists of common words have block tables: read by blocks, the blocks that cannot reach the page skipped.
+      const byBlocks = pageWalker(db, {});
+      const allKept = pageWalker(db, { blockTables: false, impactMinDf: 1 });
       // Room for eight lists of 300 documents: the texts below use more, so lists are evicted and made again.
-      const evicting = pageWalker(db, { impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });
+      const evicting = pageWalker(db, { blockTables: false, impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });
       // Room for a few lists as read: most are read again, and a query of many words finds its own
       // earlier lists in the way (kept until scored, so the later ones are used uncached).
-      const fewLists = pageWalker(db, { postingsCacheBytes: 8 * 1024, impactCacheBytes: 12 * 300 * 8 });
+      const fewLists = pageWalker(db, { postingsCacheBytes: 8 * 1024, impactMinDf: 1, impactCacheBytes: 12 * 300 * 8 });
       const texts = [
         'the',
         'food kitchen',
@@ -184,6 +183,7 @@ describe('SQLite search', () => {
         for (const text of texts) {
           const expected = decoded(text);
           expect(expected.length, text).toBeGreaterThan(1);
+          expect(byBlocks(text), `${text}, round ${round}`).toEqual(expected);
           expect(allKept(text), `${text}, round ${round}`).toEqual(expected);
           expect(evicting(text), `${text}, round ${round}`).toEqual(expected);
           expect(fewLists(text), `${text}, round ${round}`).toEqual(expected);
@@ -194,7 +194,7 @@ describe('SQLite search', () => {
     }
   });
 
-  it('pages guides of equal score in list order (newest first, then slug) across every page boundary, whether their lists are dense or decoded', async () => {
+  it('pages guides of equal score in list order (newest first, then slug) across every page boundary, whether their lists are read by blocks or decoded', async () => {
     const { store, file } = openStore();
     // Eight guides alike but for slug and date (so every word scores the same in each), three
     // sharing one date; four others with "salt" but not "saffron", each its own length.
@@ -216,11 +216,11 @@ describe('SQLite search', () => {
     const db = openSqliteDatabase(file, { readonly: true });
     try {
       for (const limit of [1, 2, 3, 7]) {
-        // "saffron" is in 8 of the 12 guides and "salt" in all: dense lists, scored in one pass.
-        const dense = pageWalker(db, { impactMinDf: 1 }, limit);
-        const decoded = pageWalker(db, { impactMinDf: Number.POSITIVE_INFINITY }, limit);
+        // "saffron" is in 8 of the 12 guides and "salt" in all: lists with block tables.
+        const byBlocks = pageWalker(db, {}, limit);
+        const decoded = pageWalker(db, { blockTables: false, impactMinDf: Number.POSITIVE_INFINITY }, limit);
         for (const text of ['saffron', 'saffron salt', 'salt saffron rice', 'salt']) {
-          const slugs = dense(text).flatMap((page) => page.items.map((item) => item.slug));
+          const slugs = byBlocks(text).flatMap((page) => page.items.map((item) => item.slug));
           expect(
             slugs.filter((slug) => slug.startsWith('twin-')),
             `${text} by ${limit}`,
