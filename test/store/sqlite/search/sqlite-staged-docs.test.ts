@@ -16,11 +16,22 @@ import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guid
 import type { GuideStore } from '../../../../src/store/guide-store.js';
 import { makeTempDir } from '../../../helpers/build-test-app.js';
 
+/**
+ * What this file opens stays reachable until the process ends: Node 24 aborts when V8 collects a
+ * better-sqlite3 Database or Statement outside a JS context (see sqlite-native-objects.test.ts).
+ */
+const kept: unknown[] = [];
+
 /** Every row of the index tables, as text to compare. */
 function indexDump(file: string): string {
   const db = new Database(file, { readonly: true });
+  kept.push(db);
   try {
-    const rows = (sql: string) => db.prepare(sql).raw(true).all() as unknown[][];
+    const rows = (sql: string) => {
+      const statement = db.prepare(sql).raw(true);
+      kept.push(statement);
+      return statement.all() as unknown[][];
+    };
     const hex = (table: unknown[][]) => table.map((row) => row.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : String(v))).join('|'));
     return [
       ...hex(rows('SELECT id, df, data FROM search_postings ORDER BY id')),
@@ -36,9 +47,11 @@ function indexDump(file: string): string {
 function rebuiltDump(file: string, dir: string): string {
   const copy = path.join(dir, 'rebuilt.db');
   const source = new Database(file, { readonly: true });
+  kept.push(source);
   source.exec(`VACUUM INTO '${copy}'`);
   source.close();
   const db = new Database(copy);
+  kept.push(db);
   db.transaction(() => buildSearchIndex(db))();
   db.close();
   return indexDump(copy);
