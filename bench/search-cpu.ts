@@ -74,7 +74,8 @@ async function openBuild(label: string, dir: string): Promise<Build> {
   const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(path.join(dir, 'dist', file)).href)) as T;
   const { parseSearchQuery } = await load<{ parseSearchQuery(text: string): unknown }>('guides/search-query.js');
   const searchModule = await load<SearchModule>('store/sqlite/search/sqlite-search.js');
-  const db = path.join(CACHE, 'search-cpu', `${label.replace(/\W+/g, '-')}-${path.basename(corpus)}.db`);
+  // Per build: a ref's by its commit; this checkout's one file (delete it after changing the import or the index format).
+  const db = path.join(CACHE, 'search-cpu', `${dir === ROOT ? 'this-checkout' : path.basename(dir)}-${path.basename(corpus)}.db`);
   if (!existsSync(db)) {
     mkdirSync(path.dirname(db), { recursive: true });
     console.log(`importing ${corpus} with ${label}`);
