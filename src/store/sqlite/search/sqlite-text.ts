@@ -4,6 +4,7 @@
  * (as in parseSearchQuery); each is NFKC-normalized, lowercased, stripped of diacritics and reduced
  * by the Porter stemmer (English), as SQLite's `porter unicode61 remove_diacritics 2` tokenizer does.
  */
+import { stemmer } from 'stemmer';
 
 const WORD_PARTS = /[\p{L}\p{N}\p{M}]+/gu;
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
@@ -196,93 +197,12 @@ export function tokenize(text: string): string[] {
   return tokens;
 }
 
-// Porter (1980), as in Martin Porter's reference implementation (with its "bli"→"ble" and
-// "logi"→"log" departures, which SQLite's porter tokenizer shares).
-const STEP2: Record<string, string> = {
-  ational: 'ate',
-  tional: 'tion',
-  enci: 'ence',
-  anci: 'ance',
-  izer: 'ize',
-  bli: 'ble',
-  alli: 'al',
-  entli: 'ent',
-  eli: 'e',
-  ousli: 'ous',
-  ization: 'ize',
-  ation: 'ate',
-  ator: 'ate',
-  alism: 'al',
-  iveness: 'ive',
-  fulness: 'ful',
-  ousness: 'ous',
-  aliti: 'al',
-  iviti: 'ive',
-  biliti: 'ble',
-  logi: 'log',
-};
-const STEP3: Record<string, string> = { icate: 'ic', ative: '', alize: 'al', iciti: 'ic', ical: 'ic', ful: '', ness: '' };
-const C = '[^aeiou][^aeiouy]*';
-const V = '[aeiouy][aeiou]*';
-const MGR0 = new RegExp(`^(${C})?${V}${C}`);
-const MEQ1 = new RegExp(`^(${C})?${V}${C}(${V})?$`);
-const MGR1 = new RegExp(`^(${C})?${V}${C}${V}${C}`);
-const VOWEL_IN_STEM = new RegExp(`^(${C})?[aeiouy]`);
-const CVC = new RegExp(`^${C}[aeiouy][^aeiouwxy]$`);
-const STEP1A_SSES_IES = /^(.+?)(ss|i)es$/;
-const STEP1A_S = /^(.+?)([^s])s$/;
-const STEP1B_EED = /^(.+?)eed$/;
-const STEP1B_ED_ING = /^(.+?)(ed|ing)$/;
-const STEP1B_FIX = /(at|bl|iz)$/;
-const DOUBLE = /([^aeiouylsz])\1$/;
-const STEP1C = /^(.+?)y$/;
-const STEP2_RE =
-  /^(.+?)(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$/;
-const STEP3_RE = /^(.+?)(icate|ative|alize|iciti|ical|ful|ness)$/;
-const STEP4_RE = /^(.+?)(al|ance|ence|er|ic|able|ible|ant|ement|ment|ent|ou|ism|ate|iti|ous|ive|ize)$/;
-const STEP4_ION = /^(.+?)(s|t)(ion)$/;
-const STEP5_E = /^(.+?)e$/;
-
-/** The Porter stem of a lowercase ASCII word; other words are returned unchanged. */
+/**
+ * The Porter stem of a lowercase ASCII word; other words are returned unchanged. The `stemmer`
+ * package is Porter's 1980 algorithm as in his reference implementation (with its "bli"→"ble" and
+ * "logi"→"log" departures, which SQLite's porter tokenizer shares); the guard is SQLite's too.
+ */
 export function stemWord(input: string): string {
   if (input.length < STEM_MIN || input.length > STEM_MAX || !PLAIN.test(input) || /[0-9]/.test(input)) return input;
-  let w = input;
-  const initialY = w.startsWith('y');
-  if (initialY) w = `Y${w.slice(1)}`;
-  let m: RegExpExecArray | null;
-
-  if ((m = STEP1A_SSES_IES.exec(w))) w = `${m[1]}${m[2]}`;
-  else if ((m = STEP1A_S.exec(w))) w = `${m[1]}${m[2]}`;
-
-  if ((m = STEP1B_EED.exec(w))) {
-    if (MGR0.test(m[1] as string)) w = w.slice(0, -1);
-  } else if ((m = STEP1B_ED_ING.exec(w))) {
-    const stem = m[1] as string;
-    if (VOWEL_IN_STEM.test(stem)) {
-      w = stem;
-      if (STEP1B_FIX.test(w)) w += 'e';
-      else if (DOUBLE.test(w)) w = w.slice(0, -1);
-      else if (CVC.test(w)) w += 'e';
-    }
-  }
-
-  if ((m = STEP1C.exec(w)) && VOWEL_IN_STEM.test(m[1] as string)) w = `${m[1]}i`;
-
-  if ((m = STEP2_RE.exec(w)) && MGR0.test(m[1] as string)) w = `${m[1]}${STEP2[m[2] as string]}`;
-  if ((m = STEP3_RE.exec(w)) && MGR0.test(m[1] as string)) w = `${m[1]}${STEP3[m[2] as string]}`;
-
-  if ((m = STEP4_RE.exec(w))) {
-    if (MGR1.test(m[1] as string)) w = m[1] as string;
-  } else if ((m = STEP4_ION.exec(w))) {
-    const stem = `${m[1]}${m[2]}`;
-    if (MGR1.test(stem)) w = stem;
-  }
-
-  if ((m = STEP5_E.exec(w))) {
-    const stem = m[1] as string;
-    if (MGR1.test(stem) || (MEQ1.test(stem) && !CVC.test(stem))) w = stem;
-  }
-  if (w.endsWith('ll') && MGR1.test(w)) w = w.slice(0, -1);
-
-  return initialY ? `y${w.slice(1)}` : w;
+  return stemmer(input);
 }
