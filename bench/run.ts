@@ -39,7 +39,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { CORPUS_VERSION, createRandom, parseSize, writeCorpus } from './corpus.js';
-import { median, rssKb } from './lib/measure.js';
+import { machineTicks, median, rssKb, stealShare } from './lib/measure.js';
 import { freePort, startGuidesServer } from './lib/processes.js';
 import type { GuidesServer } from './lib/processes.js';
 import { SEARCH_KINDS, searchPaths } from './searches.js';
@@ -722,6 +722,8 @@ interface RunFigures {
   rssMaxKb: number;
   /** The machine's 1-minute load average when the run ended: other work shows up here. */
   loadAverage: number;
+  /** The share of the machine's CPU the hypervisor took during the run (other VMs on its host). */
+  steal: number;
   /** The server's CPU time a request during this run (Linux). */
   cpu?: ThreadCpu;
   /** The same during the reference run. */
@@ -856,8 +858,11 @@ async function benchCorpus(
           body: answered.body.toString('base64'),
         };
         await baseline.request<boolean>({ response });
+        // The baseline answers every path with the same bytes, so a few prebuilt requests serve: a
+        // request rebuilt for each path would make the load generator, not Node, its ceiling.
         const baseJob = (run: number, seconds: number): LoadJob => ({
           ...job(run, seconds),
+          prebuilt: true,
           url: baselineUrl,
           expectStatus: answered.status,
         });
@@ -881,8 +886,10 @@ async function benchCorpus(
           }, 200);
           const pid = service.child.pid ?? 0;
           const timesBefore = taskTimes(pid);
+          const ticksBefore = machineTicks();
           const app = await load.request<LoadResult>({ job: job(run, options.duration) });
           const timesAfter = taskTimes(pid);
+          const steal = stealShare(ticksBefore, machineTicks());
           clearInterval(sampler);
           peak = Math.max(peak, rssKb(pid) ?? 0);
           rssMaxKb = Math.max(rssMaxKb, peak);
@@ -893,6 +900,7 @@ async function benchCorpus(
             baseline: await load.request<LoadResult>({ job: baseJob(run, options.duration) }),
             rssMaxKb: peak,
             loadAverage,
+            steal,
             ...(cpu ? { cpu } : {}),
           };
           if (referenceJob) {
@@ -1156,13 +1164,13 @@ function renderMarkdown(
       '',
       `## Scenarios, ${r.corpus.label} corpus`,
       '',
-      '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | baseline p99 ms | body bytes | load avg |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| scenario | conn. | req/s | p50 ms | p99 ms | baseline req/s | × baseline | baseline p99 ms | body bytes | load avg | steal |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
     for (const s of r.scenarios) {
       const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
       lines.push(
-        `| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} |`,
+        `| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} | ${fmt(median(s.runs.map((run) => run.steal * 100)))} % |`,
       );
     }
   }

@@ -29,3 +29,19 @@ export function rssKb(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** The machine's CPU time so far (/proc/stat, all CPUs): total and stolen by the hypervisor; undefined off Linux. */
+export function machineTicks(): { total: number; steal: number } | undefined {
+  try {
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string).trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((sum, n) => sum + n, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The share of the machine's CPU time the hypervisor took between two readings (0 to 1), NaN when unknown. */
+export function stealShare(before: ReturnType<typeof machineTicks>, after: ReturnType<typeof machineTicks>): number {
+  if (!before || !after || after.total <= before.total) return Number.NaN;
+  return (after.steal - before.steal) / (after.total - before.total);
+}
