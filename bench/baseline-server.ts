@@ -1,7 +1,8 @@
 /**
  * The baseline: raw node:http answering precomputed bytes, the ceiling for Node on this machine.
  * bench/run.ts starts it pinned to the server's CPU and, before each scenario, sends it over IPC
- * the status, headers and body the real service answered, so both serve the same bytes.
+ * the status, headers and body the real service answered to each of a few of the scenario's paths,
+ * so both serve the same bytes (a path it was not given gets the first answer).
  */
 import { createServer } from 'node:http';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -13,13 +14,19 @@ export interface BaselineResponse {
   body: string;
 }
 
-let status = 200;
-let headers: OutgoingHttpHeaders = {};
-let body = Buffer.alloc(0);
+interface Answer {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  body: Buffer;
+}
 
-const server = createServer((_request, response) => {
-  response.writeHead(status, headers);
-  response.end(body);
+let answers = new Map<string, Answer>();
+let fallback: Answer = { status: 200, headers: {}, body: Buffer.alloc(0) };
+
+const server = createServer((request, response) => {
+  const answer = answers.get(request.url ?? '') ?? fallback;
+  response.writeHead(answer.status, answer.headers);
+  response.end(answer.body);
 });
 server.keepAliveTimeout = 60_000;
 
@@ -29,10 +36,14 @@ server.listen(port, '127.0.0.1', () => {
   process.send?.({ ready: true, port: typeof address === 'object' && address ? address.port : port });
 });
 
-process.on('message', (message: { id: number; response: BaselineResponse }) => {
-  status = message.response.status;
-  body = Buffer.from(message.response.body, 'base64');
-  headers = { ...message.response.headers, 'content-length': String(body.length) };
+process.on('message', (message: { id: number; responses: { path: string; response: BaselineResponse }[] }) => {
+  answers = new Map();
+  for (const { path, response } of message.responses) {
+    const body = Buffer.from(response.body, 'base64');
+    if (!answers.has(path))
+      answers.set(path, { status: response.status, headers: { ...response.headers, 'content-length': String(body.length) }, body });
+  }
+  fallback = answers.values().next().value ?? fallback;
   process.send?.({ id: message.id, result: true });
 });
 process.on('disconnect', () => server.close(() => process.exit(0)));

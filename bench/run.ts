@@ -53,6 +53,8 @@ import type { LoadJob, LoadResult } from './load-worker.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = path.join(ROOT, 'bench', '.cache');
 const RESULTS = path.join(ROOT, 'bench', 'results');
+/** The baseline's paths a scenario: at most load-worker's PREBUILT_PATHS, so that they are sent prebuilt. */
+const BASELINE_PATHS = 64;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdefghijklmnop';
@@ -842,30 +844,29 @@ async function benchCorpus(
         log(
           `${label}: ${scenario.id} (${scenario.connections} connection(s), ${options.runs} × ${options.duration} s)${warmed > 2 ? `; ${warmed.toFixed(1)} s to read the database into the page cache first` : ''}`,
         );
-        // The baseline answers the very bytes the service answered (for uncached scenarios, its first
-        // answer to every request: what Node's ceiling is for such a body), and runs alternate with the
+        // The baseline answers the very bytes the service answered, path by path, for the first
+        // warm-up paths (an uncached scenario's bodies range from a few bytes, nothing found, to tens
+        // of KB: one of them alone would set the ceiling by chance). They are few enough to be sent
+        // as prebuilt requests (load-worker's PREBUILT_PATHS): a request rebuilt for each of thousands
+        // of paths would make the load generator, not Node, the ceiling. Runs alternate with the
         // service's (service, baseline, service, …): on a shared machine the capacity of the CPU
         // drifts within a minute, and each ratio compares two neighbouring runs.
-        const answered =
-          scenario.expectStatus === 304 ? await httpRequest(`${service.url}${scenario.paths(0)[0] as string}`, headers) : sample;
-        const response: BaselineResponse = {
-          status: answered.status,
-          headers: Object.fromEntries(
-            Object.entries(answered.headers).filter(
-              ([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
-            ),
-          ),
-          body: answered.body.toString('base64'),
-        };
-        await baseline.request<boolean>({ response });
-        // The baseline answers every path with the same bytes, so a few prebuilt requests serve: a
-        // request rebuilt for each path would make the load generator, not Node, its ceiling.
-        const baseJob = (run: number, seconds: number): LoadJob => ({
-          ...job(run, seconds),
-          prebuilt: true,
-          url: baselineUrl,
-          expectStatus: answered.status,
-        });
+        const basePaths = scenario.paths(-1).slice(0, BASELINE_PATHS);
+        const responses: { path: string; response: BaselineResponse }[] = [];
+        const bodyBytes: number[] = [];
+        for (const basePath of basePaths) {
+          const answered = await httpRequest(`${service.url}${basePath}`, headers, scenario.bodies?.(-1)[0]);
+          const kept = Object.entries(answered.headers).filter(
+            ([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
+          );
+          bodyBytes.push(answered.body.length);
+          responses.push({
+            path: basePath,
+            response: { status: answered.status, headers: Object.fromEntries(kept), body: answered.body.toString('base64') },
+          });
+        }
+        await baseline.request<boolean>({ responses });
+        const baseJob = (run: number, seconds: number): LoadJob => ({ ...job(run, seconds), paths: basePaths, url: baselineUrl });
         const { referencePaths } = scenario;
         // A reference is plain GETs of its paths (the MCP scenario's: the REST search).
         const referenceJob =
@@ -933,7 +934,7 @@ async function benchCorpus(
                 costRatio: median(runs.map((r) => (r.reference?.requestsPerSecond ?? Number.NaN) / r.app.requestsPerSecond)),
               }
             : {}),
-          responseBytes: sample.body.length,
+          responseBytes: median(bodyBytes),
           ...(runs.every((r) => r.cpu) ? { cpu: medianCpu(runs.map((r) => r.cpu!)) } : {}),
           ...(referenceJob && runs.every((r) => r.referenceCpu) ? { referenceCpu: medianCpu(runs.map((r) => r.referenceCpu!)) } : {}),
           ...(scenario.referenceTitle ? { referenceTitle: scenario.referenceTitle } : {}),
