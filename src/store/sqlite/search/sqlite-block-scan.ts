@@ -16,7 +16,7 @@
  */
 import { BLOCK_DOCS, blockCount } from './sqlite-block-table.js';
 import { keepBest, ranksAfter } from './sqlite-bounded-heap.js';
-import { K1_PLUS_1, SATURATION, VarintReader } from './sqlite-index-format.js';
+import { VarintReader, impactOf } from './sqlite-index-format.js';
 import type { SearchScratch } from './sqlite-index-reader.js';
 import type { Source } from './sqlite-postings.js';
 
@@ -147,7 +147,7 @@ function takeList(
     if (doc >= end) break;
     const freq = postings.next();
     docs[found] = doc;
-    scores[found++] = -((idf * (freq * K1_PLUS_1)) / (freq + SATURATION));
+    scores[found++] = -impactOf(idf, freq);
   }
   return found;
 }
@@ -173,7 +173,7 @@ function intersectList(
     while (c < count && (docs[c] as number) < doc) c += 1;
     if (c < count && docs[c] === doc) {
       docs[kept] = doc;
-      scores[kept++] = (scores[c] as number) - (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+      scores[kept++] = (scores[c] as number) - impactOf(idf, freq);
       c += 1;
     }
   }

@@ -6,7 +6,7 @@
  * them (a list's docnos are deltas, so reading can resume there). Only lists of at least one in
  * BLOCK_TABLE_SHARE guides have one: shorter lists are read whole.
  */
-import { K1_PLUS_1, SATURATION, VarintReader, VarintWriter } from './sqlite-index-format.js';
+import { VarintReader, VarintWriter, impactOf } from './sqlite-index-format.js';
 
 export const BLOCK_DOCS = 32;
 export const BLOCK_TABLE_SHARE = 16;
@@ -90,6 +90,6 @@ export function readBlockTable(stored: Uint8Array, idf: number, table: BlockTabl
     table.starts[block] = start;
     table.before[block] = block * BLOCK_DOCS - 1 - reader.next();
     // The same expression as every impact (sqlite-postings.ts), so the bound is of the same doubles.
-    table.max[block] = highest === 0 ? 0 : (idf * (highest * K1_PLUS_1)) / (highest + SATURATION);
+    table.max[block] = highest === 0 ? 0 : impactOf(idf, highest);
   }
 }

@@ -117,9 +117,17 @@ export function readInt32Array(buffer: Buffer): Int32Array {
   return array;
 }
 
-export const K1_PLUS_1 = BM25_K1 + 1;
-/** BM25F saturates a frequency once, f·(k1+1) / (f + k1): f is stored in FREQUENCY_SCALE units, so k1 is scaled too. */
-export const SATURATION = BM25_K1 * FREQUENCY_SCALE;
+const K1_PLUS_1 = BM25_K1 + 1;
+const SATURATION = BM25_K1 * FREQUENCY_SCALE;
+
+/**
+ * A posting's share of a score: BM25F saturates a frequency once, idf·f·(k1+1) / (f + k1), f in
+ * FREQUENCY_SCALE units (so k1 is scaled too). One expression for scores and block bounds alike:
+ * pruning is exact only while both are computed the same way.
+ */
+export function impactOf(idf: number, freq: number): number {
+  return (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+}
 
 /** A term's inverse document frequency as Lucene's BM25 has it: FTS5's gave a word in half the guides none. */
 export function idfOf(docCount: number, df: number): number {

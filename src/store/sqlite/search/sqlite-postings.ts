@@ -6,7 +6,7 @@
 import type { SearchQuery } from '../../../guides/search-query.js';
 import { RingCache } from './ring-cache.js';
 import { BLOCK_DOCS, blockCount, blockTableBytes, blockTableIn, hasBlockTable, readBlockTable } from './sqlite-block-table.js';
-import { K1_PLUS_1, SATURATION, VarintReader, idfOf } from './sqlite-index-format.js';
+import { VarintReader, idfOf, impactOf } from './sqlite-index-format.js';
 import { expansionsOf, termIdOf } from './sqlite-index-reader.js';
 import type { IndexReader, IndexState, LoadedIndex, SearchScratch } from './sqlite-index-reader.js';
 import { wordTokens } from './sqlite-text.js';
@@ -229,7 +229,7 @@ export function createPostingSources(reader: IndexReader, options: PostingSource
       for (let i = 0; i < df; i += 1) {
         const freq = unionFreqs[i] as number;
         docs[i] = unionDocs[i] as number;
-        impacts[i] = (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+        impacts[i] = impactOf(idf, freq);
       }
       return df;
     });
@@ -248,7 +248,7 @@ function decodeImpacts(data: Uint8Array, idf: number, docs: Int32Array, impacts:
     doc += postings.next() + 1;
     const freq = postings.next();
     docs[length] = doc;
-    impacts[length] = (idf * (freq * K1_PLUS_1)) / (freq + SATURATION);
+    impacts[length] = impactOf(idf, freq);
   }
   return length;
 }

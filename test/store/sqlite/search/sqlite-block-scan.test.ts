@@ -14,7 +14,7 @@ import { loadContentFolder } from '../../../../src/content/load-content.js';
 import type { SearchPosition } from '../../../../src/guides/cursor.js';
 import { parseSearchQuery } from '../../../../src/guides/search-query.js';
 import { BLOCK_DOCS } from '../../../../src/store/sqlite/search/sqlite-block-table.js';
-import { K1_PLUS_1, SATURATION, VarintReader, idfOf } from '../../../../src/store/sqlite/search/sqlite-index-format.js';
+import { VarintReader, idfOf, impactOf } from '../../../../src/store/sqlite/search/sqlite-index-format.js';
 import { createSqliteSearch } from '../../../../src/store/sqlite/search/sqlite-search.js';
 import type { SqliteSearch, SqliteSearchOptions } from '../../../../src/store/sqlite/search/sqlite-search.js';
 import { wordTokens } from '../../../../src/store/sqlite/search/sqlite-text.js';
@@ -86,7 +86,7 @@ function referenceOf(db: ReturnType<typeof openSqliteDatabase>): { rank: Referen
       let score = 0;
       for (const source of sources) {
         const freq = source.get(doc)!;
-        score -= (idfOf(docCount, source.size) * (freq * K1_PLUS_1)) / (freq + SATURATION);
+        score -= impactOf(idfOf(docCount, source.size), freq);
       }
       ranked.push({ docno: doc, score });
     }
