@@ -14,6 +14,26 @@ export default tseslint.config(
     },
   },
   {
+    // Node 24 aborts when V8 collects a better-sqlite3 object; only openSqliteDatabase keeps them all.
+    files: ['**/*.ts'],
+    ignores: ['src/store/sqlite/sqlite-database.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'better-sqlite3',
+              allowTypeImports: true,
+              message:
+                'Open databases with openSqliteDatabase (src/store/sqlite/sqlite-database.ts): a collected Statement aborts Node 24.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // A module awaiting at its top level, in a worker thread that is stopped meanwhile, aborted
     // the whole process on Node 24 (src/representation/representation.ts, loadRepresentationHash).
     files: ['src/**/*.ts'],

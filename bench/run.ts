@@ -37,7 +37,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { CORPUS_VERSION, createRandom, parseSize, writeCorpus } from './corpus.js';
 import { machineTicks, median, rssKb, stealShare } from './lib/measure.js';
 import { freePort, startGuidesServer } from './lib/processes.js';
@@ -46,6 +45,7 @@ import { SEARCH_KINDS, searchPaths } from './searches.js';
 import type { SearchKind } from './searches.js';
 import { startCommand } from '../scripts/start-command.js';
 import { SEARCH_LOW_NICE } from '../src/store/sqlite/search/sqlite-search-pool.js';
+import { openSqliteDatabase } from '../src/store/sqlite/sqlite-database.js';
 import type { StartCommand } from '../scripts/start-command.js';
 import type { BaselineResponse } from './baseline-server.js';
 import type { LoadJob, LoadResult } from './load-worker.js';
@@ -261,14 +261,14 @@ function ensureDatabase(label: string, size: number, corpusDir: string, build: B
     });
     const importSeconds = (performance.now() - started) / 1000;
     log(`imported in ${importSeconds.toFixed(1)} s`);
-    const handle = new Database(db);
-    handle.pragma('wal_checkpoint(TRUNCATE)');
+    const handle = openSqliteDatabase(db);
+    handle.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     handle.close();
     writeFileSync(sidecar, JSON.stringify({ importSeconds, measuredAt: new Date().toISOString() }));
   }
   markInUse(db);
   const meta = JSON.parse(readFileSync(sidecar, 'utf8')) as { importSeconds: number; measuredAt: string };
-  const handle = new Database(db, { readonly: true });
+  const handle = openSqliteDatabase(db, { readonly: true });
   const published = (handle.prepare("SELECT count(*) AS n FROM guides WHERE status = 'published'").get() as { n: number }).n;
   handle.close();
   return {
@@ -517,7 +517,7 @@ function mcpSearchBody(query: string, id: number): string {
 }
 
 async function makeScenarios(corpus: CorpusInfo, build: Build, options: Options): Promise<{ scenarios: Scenario[]; deepPage: number }> {
-  const handle = new Database(corpus.db, { readonly: true });
+  const handle = openSqliteDatabase(corpus.db, { readonly: true });
   const rows = handle
     .prepare(
       `SELECT slug, published_ms AS ms FROM guides INDEXED BY guides_published_by_date

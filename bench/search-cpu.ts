@@ -17,10 +17,11 @@ import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs'
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { median } from './lib/measure.js';
 import { SEARCH_KINDS, searchPaths } from './searches.js';
 import type { SearchKind } from './searches.js';
+import type Database from 'better-sqlite3';
+import { openSqliteDatabase } from '../src/store/sqlite/sqlite-database.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CACHE = path.join(ROOT, 'bench', '.cache');
@@ -83,12 +84,12 @@ async function openBuild(label: string, dir: string): Promise<Build> {
       env: { ...process.env, DATABASE_URL: `sqlite:${db}.tmp`, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const handle = new Database(`${db}.tmp`);
-    handle.pragma('wal_checkpoint(TRUNCATE)');
+    const handle = openSqliteDatabase(`${db}.tmp`);
+    handle.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     handle.close();
     renameSync(`${db}.tmp`, db);
   }
-  const search = searchModule.createSqliteSearch(new Database(db, { readonly: true }));
+  const search = searchModule.createSqliteSearch(openSqliteDatabase(db, { readonly: true }));
   search.warm();
   return {
     label,

@@ -16,7 +16,6 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeCorpus } from '../../../../bench/corpus.js';
 import { loadContentFolder } from '../../../../src/content/load-content.js';
@@ -26,6 +25,7 @@ import { guideListBody } from '../../../../src/representation/guide-list-body.js
 import { loadRepresentationHash, representationHash } from '../../../../src/representation/representation.js';
 import type { GuideStore } from '../../../../src/store/guide-store.js';
 import { StoreUnavailableError } from '../../../../src/store/guide-store.js';
+import { openSqliteDatabase } from '../../../../src/store/sqlite/sqlite-database.js';
 import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
 import type { SqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
 import { createSearchPool } from '../../../../src/store/sqlite/search/sqlite-search-pool.js';
@@ -289,7 +289,7 @@ describe('SQLite searches on worker threads', () => {
 
     // As another release left it: an index of format 4 (and a title the index has not seen, which
     // only a rebuild from the guides' rows finds).
-    const raw = new Database(file);
+    const raw = openSqliteDatabase(file);
     raw.prepare("UPDATE guides SET title = 'Sourdough starter care' WHERE slug = 'first'").run();
     const stats = JSON.parse(
       raw.prepare<[], { value: Buffer }>("SELECT value FROM search_meta WHERE key = 'stats'").get()!.value.toString(),

@@ -6,31 +6,22 @@
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeCorpus } from '../../../../bench/corpus.js';
 import { importContentFolder } from '../../../../src/content/import-content.js';
 import { parseSearchQuery } from '../../../../src/guides/search-query.js';
 import { buildSearchIndex } from '../../../../src/store/sqlite/search/sqlite-index-builder.js';
+import { openSqliteDatabase } from '../../../../src/store/sqlite/sqlite-database.js';
 import { createSqliteGuideStore } from '../../../../src/store/sqlite/sqlite-guide-store.js';
 import type { GuideStore } from '../../../../src/store/guide-store.js';
 import { makeTempDir } from '../../../helpers/build-test-app.js';
 
-/**
- * What this file opens stays reachable until the process ends: Node 24 aborts when V8 collects a
- * better-sqlite3 Database or Statement outside a JS context (see sqlite-native-objects.test.ts).
- */
-const kept: unknown[] = [];
-
 /** Every row of the index tables, as text to compare. */
 function indexDump(file: string): string {
-  const db = new Database(file, { readonly: true });
-  kept.push(db);
+  const db = openSqliteDatabase(file, { readonly: true });
   try {
     const rows = (sql: string) => {
-      const statement = db.prepare(sql).raw(true);
-      kept.push(statement);
-      return statement.all() as unknown[][];
+      return db.prepare(sql).raw(true).all() as unknown[][];
     };
     const hex = (table: unknown[][]) => table.map((row) => row.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : String(v))).join('|'));
     return [
@@ -46,12 +37,10 @@ function indexDump(file: string): string {
 /** The index rebuilt from the guides table, in a copy of the database (the original stays as the import left it). */
 function rebuiltDump(file: string, dir: string): string {
   const copy = path.join(dir, 'rebuilt.db');
-  const source = new Database(file, { readonly: true });
-  kept.push(source);
+  const source = openSqliteDatabase(file, { readonly: true });
   source.exec(`VACUUM INTO '${copy}'`);
   source.close();
-  const db = new Database(copy);
-  kept.push(db);
+  const db = openSqliteDatabase(copy);
   db.transaction(() => buildSearchIndex(db))();
   db.close();
   return indexDump(copy);
