@@ -377,8 +377,8 @@ async function startService(build: Build, db: string, logLevel: string): Promise
       CURSOR_SECRET,
       RATE_LIMIT_PER_MINUTE: '0',
       SHUTDOWN_GRACE_MS: '3000',
-      // The search budget is off: its lag trigger fires on other processes' CPU use on a shared
-      // machine, and its concurrency cap counts requests still being written; either answers 503s
+      // The search budget is off: the load comes from one client address, whose per-client cap
+      // would answer most searches with 429, and the global queue would shed the rest with 503:
       // that would measure the budget, not the engine. It changes nothing for other requests.
       SEARCH_CONCURRENCY: '0',
     },
