@@ -1223,7 +1223,10 @@ async function main(): Promise<void> {
   const notes = machineNotes(build, options, loadBefore, os.loadavg());
   const markdown = renderMarkdown(results, targets, notes, options);
   mkdirSync(RESULTS, { recursive: true });
-  const name = `${new Date().toISOString().slice(0, 10)}${options.smoke ? '-smoke' : ''}`;
+  // Only a whole run of this checkout is a reference run; smoke, --only and --ref runs are kept
+  // beside it under their own (git-ignored) names, so they never overwrite it.
+  const kind = options.smoke ? '-smoke' : options.only !== undefined || options.ref !== undefined ? '-partial' : '';
+  const name = `${new Date().toISOString().slice(0, 10)}${kind}`;
   writeFileSync(path.join(RESULTS, `${name}.md`), markdown);
   writeFileSync(path.join(RESULTS, `${name}.json`), `${JSON.stringify({ options, notes, targets, results }, null, 2)}\n`);
   process.stdout.write(`${markdown}\n`);
