@@ -74,7 +74,11 @@ function buildDir(ref: string | undefined): string {
 async function openBuild(label: string, dir: string): Promise<Build> {
   const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(path.join(dir, 'dist', file)).href)) as T;
   const { parseSearchQuery } = await load<{ parseSearchQuery(text: string): unknown }>('guides/search-query.js');
-  const searchModule = await load<SearchModule>('store/sqlite/search/sqlite-search.js');
+  // Builds from before the engine got its folder (issue 48) have it one level up.
+  const engine = existsSync(path.join(dir, 'dist', 'store/sqlite/search/sqlite-search.js'))
+    ? 'store/sqlite/search/sqlite-search.js'
+    : 'store/sqlite/sqlite-search.js';
+  const searchModule = await load<SearchModule>(engine);
   // Per build: a ref's by its commit; this checkout's one file (delete it after changing the import or the index format).
   const db = path.join(CACHE, 'search-cpu', `${dir === ROOT ? 'this-checkout' : path.basename(dir)}-${path.basename(corpus)}.db`);
   if (!existsSync(db)) {
