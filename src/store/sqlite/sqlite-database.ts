@@ -8,7 +8,8 @@
  * 24 at its next GC under load (test/store/sqlite/sqlite-native-objects.test.ts). Until the driver
  * is fixed upstream, every Database and every Statement we create stays reachable for the life of
  * the process. Nothing prepares statements per request, so what this keeps is bounded by the
- * databases opened and the statements they prepare.
+ * databases opened and the statements they prepare. ESLint allows no other `new Database`.
+ * better-sqlite3 13 (Node-API) does not abort, but needs Node 22: its binary crashes on Node 20.
  */
 import Database from 'better-sqlite3';
 
