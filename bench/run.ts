@@ -55,6 +55,8 @@ const CACHE = path.join(ROOT, 'bench', '.cache');
 const RESULTS = path.join(ROOT, 'bench', 'results');
 /** The baseline's paths a scenario: at most load-worker's PREBUILT_PATHS, so that they are sent prebuilt. */
 const BASELINE_PATHS = 64;
+/** Headers of the service's answers that the baseline does not replay: its own connection sets them. */
+const UNREPLAYED_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length']);
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 const CURSOR_SECRET = 'bench-cursor-secret-0123456789abcdefghijklmnop';
@@ -857,9 +859,7 @@ async function benchCorpus(
         const bodyBytes: number[] = [];
         for (const basePath of basePaths) {
           const answered = await httpRequest(`${service.url}${basePath}`, headers, scenario.bodies?.(-1)[0]);
-          const kept = Object.entries(answered.headers).filter(
-            ([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
-          );
+          const kept = Object.entries(answered.headers).filter(([name]) => !UNREPLAYED_HEADERS.has(name));
           bodyBytes.push(answered.body.length);
           responses.push({
             path: basePath,
@@ -1146,6 +1146,7 @@ function renderMarkdown(
     n === undefined || !Number.isFinite(n)
       ? '—'
       : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  const percent = (share: number): string => (Number.isFinite(share) ? `${fmt(share * 100)} %` : '—');
   const lines: string[] = [`# Benchmark results${options.smoke ? ' (smoke run: proves the harness, not the figures)' : ''}`, ''];
   lines.push('## Targets', '', '| target | corpus | goal | measured | status |', '| --- | --- | --- | --- | --- |');
   for (const row of targets) lines.push(`| ${row.target} | ${row.corpus} | ${row.goal} | ${row.measured} | ${row.status} |`);
@@ -1172,7 +1173,7 @@ function renderMarkdown(
     for (const s of r.scenarios) {
       const flags = `${s.unexpected > 0 ? ` ⚠ ${s.unexpected} unexpected` : ''}${s.isUncached && s.distinctPathRatio < 0.98 ? ` (paths repeated: ${(s.distinctPathRatio * 100).toFixed(0)}% distinct)` : ''}`;
       lines.push(
-        `| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} | ${fmt(median(s.runs.map((run) => run.steal * 100)))} % |`,
+        `| ${s.title}${flags} | ${s.connections} | ${fmt(s.requestsPerSecond)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.baselineRequestsPerSecond)} | ${fmt(s.ratio, 2)} | ${fmt(s.baselineP99Ms, 2)} | ${fmt(s.responseBytes)} | ${fmt(median(s.runs.map((run) => run.loadAverage)), 1)} | ${percent(median(s.runs.map((run) => run.steal)))} |`,
       );
     }
   }

@@ -20,9 +20,7 @@ import { makeTempDir } from '../../../helpers/build-test-app.js';
 function indexDump(file: string): string {
   const db = openSqliteDatabase(file, { readonly: true });
   try {
-    const rows = (sql: string) => {
-      return db.prepare(sql).raw(true).all() as unknown[][];
-    };
+    const rows = (sql: string) => db.prepare(sql).raw(true).all() as unknown[][];
     const hex = (table: unknown[][]) => table.map((row) => row.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : String(v))).join('|'));
     return [
       ...hex(rows('SELECT id, df, data FROM search_postings ORDER BY id')),
